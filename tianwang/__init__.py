@@ -1,0 +1,1 @@
+"""tianwang: an importance-first Scrapy crawler that stores pages as Tianwang records."""

@@ -1,0 +1,52 @@
+"""Scrapy settings of the tianwang project, and the default of every TIANWANG_* setting.
+
+The Scrapy values below are polite defaults for the real web (robots.txt obeyed, one
+connection and one second per host); the demo, the tests and the benchmarks set their own.
+"""
+
+BOT_NAME = "tianwang"
+SPIDER_MODULES = ["tianwang.spiders"]
+NEWSPIDER_MODULE = "tianwang.spiders"
+USER_AGENT = "tianwang/0.1 (research crawler; Scrapy)"
+LOG_LEVEL = "INFO"
+
+# Politeness (DESIGN.md section 3).
+ROBOTSTXT_OBEY = True
+CONCURRENT_REQUESTS = 16
+CONCURRENT_REQUESTS_PER_DOMAIN = 1
+DOWNLOAD_DELAY = 1.0
+
+# Breadth first, as the CWT200g per-host crawl (seed 004): FIFO queues, shallow levels first.
+DEPTH_PRIORITY = 1
+SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+
+# Scrapy 2.19's RemoteControl extension and the telnet console both open a port that runs
+# code; a crawler on a shared machine keeps them shut.
+REMOTE_CONTROL_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+
+DOWNLOADER_MIDDLEWARES = {
+    # Before Scrapy's HttpProxyMiddleware (750), which reads request.meta["proxy"].
+    "tianwang.middlewares.proxy.ProxyMiddleware": 740,
+}
+ITEM_PIPELINES = {
+    "tianwang.pipelines.storage.TianwangStoragePipeline": 800,
+}
+
+# --- tianwang settings: every default lives here ------------------------------------------
+
+# Root of the record tree: <dir>/data_<k>/<host>/page.dat.
+TIANWANG_DATA_DIR = "data"
+# Store DATA zlib-compressed (with unzip-length), as CWT200g did; False writes the plain form.
+TIANWANG_COMPRESS = True
+# Record files kept open at once; the least recently used is closed past this.
+TIANWANG_MAX_OPEN_FILES = 64
+# Levels per host, the seed page being level 1 (3 = link distance <= 2); 0 for no limit.
+TIANWANG_MAX_LEVELS = 3
+# Follow only links to the page's own host; False follows links to other hosts too.
+TIANWANG_STAY_IN_HOST = True
+# Media types whose pages are stored (everything else is fetched but not kept).
+TIANWANG_STORE_TYPES = ["text/html", "text/plain"]
+# HTTP proxy for every request (e.g. the test web); "" uses the http_proxy variable, if any.
+TIANWANG_PROXY = ""
