@@ -1,0 +1,39 @@
+from pathlib import Path
+
+import pytest
+
+from tianwang.seeds import SeedError, load_seeds
+
+
+def test_comma_list_with_bare_hosts_and_duplicates() -> None:
+    assert load_seeds("www.a.com, http://WWW.B.com/x?y=1,www.a.com") == [
+        "http://www.a.com/",
+        "http://www.b.com/x?y=1",
+    ]
+
+
+def test_file_with_comments_and_blank_lines(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.txt"
+    path.write_text("# news sites\nhttp://news.a.cn/\n\n  www.b.com  \n", encoding="utf-8")
+    assert load_seeds(str(path)) == ["http://news.a.cn/", "http://www.b.com/"]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("", "no seeds"),
+        ("nothere.txt", "seeds file not found: nothere.txt"),
+        ("conf/seeds", "seeds file not found: conf/seeds"),
+        ("ftp://a.com/", "malformed seed url: 'ftp://a.com/'"),
+        ("http://a.com:99999/", "malformed seed url"),
+        ("http://[::1/", "malformed seed url"),
+        ("http:///path", "malformed seed url"),
+    ],
+)
+def test_bad_seed_arguments_name_the_problem(value: str, message: str) -> None:
+    with pytest.raises(SeedError, match=message.replace("?", r"\?").replace("[", r"\[")):
+        load_seeds(value)
+
+
+def test_host_with_path_is_a_url_not_a_file() -> None:
+    assert load_seeds("www.a.com/news") == ["http://www.a.com/news"]

@@ -1,0 +1,68 @@
+"""Reading the seed list a crawl starts from: a file of urls, or a comma-separated list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from w3lib.url import safe_url_string
+
+# A value ending like this names a file, so a missing one is an error, not a host name.
+_FILE_SUFFIXES = (".txt", ".lst", ".list", ".csv", ".seeds")
+
+
+class SeedError(ValueError):
+    """The seed argument cannot be used; the message says which entry and why."""
+
+
+def load_seeds(value: str | None) -> list[str]:
+    """Seed urls from a file (one a line, # comments) or a comma-separated list.
+
+    A bare host ("www.example.com") means its homepage. Duplicates are dropped, order kept.
+    """
+    if not value or not value.strip():
+        raise SeedError("no seeds: pass -a seeds=FILE or -a seeds=URL,URL,...")
+    entries = _read_entries(value.strip())
+    seeds = list(dict.fromkeys(normalize_seed(entry) for entry in entries))
+    if not seeds:
+        raise SeedError(f"no seeds in {value!r}")
+    return seeds
+
+
+def _read_entries(value: str) -> list[str]:
+    path = Path(value)
+    if path.is_file():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+    if _looks_like_path(value):
+        raise SeedError(f"seeds file not found: {value}")
+    return [entry.strip() for entry in value.split(",") if entry.strip()]
+
+
+def _looks_like_path(value: str) -> bool:
+    """True for "seeds.txt", "./s", "/tmp/s", "conf/s"; False for "www.a.com/news"."""
+    if "," in value or "://" in value:
+        return False
+    if value.lower().endswith(_FILE_SUFFIXES):
+        return True
+    first = value.split("/")[0]
+    return "/" in value and (first in ("", ".", "..", "~") or "." not in first)
+
+
+def normalize_seed(entry: str) -> str:
+    """An absolute http(s) url for a seed entry, or SeedError naming the entry."""
+    url = entry if "://" in entry else f"http://{entry}"
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises ValueError on a bad port
+    except ValueError:
+        raise SeedError(f"malformed seed url: {entry!r}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or " " in parts.netloc:
+        raise SeedError(f"malformed seed url: {entry!r} (need http(s)://host/...)")
+    if port == 0:
+        raise SeedError(f"malformed seed url: {entry!r} (port 0)")
+    path = parts.path or "/"
+    rebuilt = f"{parts.scheme}://{parts.netloc.lower()}{path}"
+    if parts.query:
+        rebuilt += f"?{parts.query}"
+    return safe_url_string(rebuilt)
