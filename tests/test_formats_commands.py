@@ -1,0 +1,218 @@
+"""`tianwang records ls|cat|verify`, run as a user runs them: the real command in a subprocess."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tianwang.formats.record import Record, encode_record
+from tianwang.formats.store import RecordStore
+
+ROOT = Path(__file__).resolve().parent.parent
+DATE = "Sun, 22 Nov 2026 05:16:17 GMT"
+GBK_BODY = "<p>\u5929\u7f51</p>".encode("gbk") + b"\xff\x00"  # not UTF-8, with a NUL
+
+
+def tianwang(*args: str | Path) -> subprocess.CompletedProcess[bytes]:
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "tianwang.cli", *map(str, args)],
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=120,
+    )
+
+
+def bucket(host_dir: str) -> str:
+    k = int.from_bytes(hashlib.md5(host_dir.encode()).digest()[:4], "big") % 256
+    return f"data_{k}/{host_dir}/page.dat"
+
+
+def response(status: bytes, body: bytes) -> bytes:
+    return b"HTTP/1.1 " + status + b"\r\nContent-Type: text/html\r\n\r\n" + body
+
+
+# (host, record) in the order they are written
+PAGES = [
+    ("a.test", Record("http://a.test/", response(b"200 OK", GBK_BODY), DATE, "127.0.0.1")),
+    ("a.test", Record("http://a.test/gone", response(b"404 Not Found", b"no"), DATE)),
+    ("b.test:8080", Record("http://b.test:8080/x", response(b"200 OK", b"bbb"), DATE, "10.0.0.2")),
+    (
+        "a.test",
+        Record(
+            "http://a.test/new",
+            response(b"200 OK", b"moved here"),
+            DATE,
+            origin="http://a.test/old",
+        ),
+    ),
+    ("c.test", Record("http://c.test/", response(b"200 OK", b""), DATE)),
+]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    with RecordStore(data) as store:
+        for host, record in PAGES:
+            store.write(host, record)
+    return data
+
+
+def offsets_in(file_records: list[Record]) -> list[int]:
+    sizes = [len(encode_record(record)) for record in file_records]
+    return [sum(sizes[:i]) for i in range(len(sizes))]
+
+
+def test_ls_lists_every_record(tree: Path) -> None:
+    a_records = [record for host, record in PAGES if host == "a.test"]
+    a_offsets = offsets_in(a_records)
+    expected = [
+        (bucket("a.test"), a_offsets[0], 200, len(GBK_BODY), "http://a.test/"),
+        (bucket("a.test"), a_offsets[1], 404, 2, "http://a.test/gone"),
+        (bucket("a.test"), a_offsets[2], 200, 10, "http://a.test/new"),
+        (bucket("b.test_8080"), 0, 200, 3, "http://b.test:8080/x"),
+        (bucket("c.test"), 0, 200, 0, "http://c.test/"),
+    ]
+    by_file = sorted(expected, key=lambda row: (row[0], row[1]))  # files in sorted order
+    result = tianwang("records", "ls", tree)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().splitlines() == ["\t".join(map(str, row)) for row in by_file]
+
+
+def test_ls_stops_at_a_bad_record_after_printing_what_it_listed(tree: Path) -> None:
+    path = tree / bucket("a.test")
+    good_size = path.stat().st_size
+    with path.open("ab") as file:
+        file.write(b"version: 1.0\nurl: http://a.test/cut\nlength: 900\n\n<html>")
+    result = tianwang("records", "ls", tree)
+    assert result.returncode == 1
+    listed = result.stdout.decode().splitlines()
+    assert [line.split("\t")[-1] for line in listed if line.startswith(bucket("a.test"))] == [
+        "http://a.test/",
+        "http://a.test/gone",
+        "http://a.test/new",
+    ]
+    assert f"{path}: offset {good_size}: truncated" in result.stderr.decode()
+
+
+def test_verify_passes_a_good_tree(tree: Path) -> None:
+    files = sorted(tree.glob("data_*/*/page.dat"))
+    size = sum(file.stat().st_size for file in files)
+    result = tianwang("records", "verify", tree)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode() == f"OK: 5 records in 3 files, {size} bytes\n"
+
+
+def test_verify_names_each_bad_file_and_offset_and_keeps_checking(tree: Path) -> None:
+    a_path, c_path = tree / bucket("a.test"), tree / bucket("c.test")
+    second = offsets_in([record for host, record in PAGES if host == "a.test"])[1]
+    blob = bytearray(a_path.read_bytes())
+    blob[blob.index(b"\nlength: ", second) + len(b"\nlength: ")] = ord("x")  # 2nd record's length
+    a_path.write_bytes(bytes(blob))
+    c_size = c_path.stat().st_size
+    with c_path.open("ab") as file:
+        file.write(
+            encode_record(Record("http://c.test/2", b"HTTP/1.1 200 OK\r\n\r\nfull", DATE))[:-7]
+        )
+    result = tianwang("records", "verify", tree)
+    assert result.returncode == 1
+    errors = result.stderr.decode().splitlines()
+    assert f"{a_path}: offset {second}: bad length header 'x" in errors[0]
+    assert errors[1].startswith(f"{c_path}: offset {c_size}: truncated record")
+    assert result.stdout == b""
+
+
+def test_verify_flags_a_record_filed_under_the_wrong_host(tmp_path: Path) -> None:
+    wrong = tmp_path / bucket("a.test")
+    wrong.parent.mkdir(parents=True)
+    wrong.write_bytes(encode_record(Record("http://b.test/", b"HTTP/1.1 200 OK\r\n\r\n", DATE)))
+    result = tianwang("records", "verify", tmp_path)
+    assert result.returncode == 1
+    assert f"{wrong}: offset 0: " in result.stderr.decode()
+    assert bucket("b.test").rsplit("/", 1)[0] in result.stderr.decode()  # where it belongs
+
+
+def test_verify_flags_data_that_is_not_an_http_response(tmp_path: Path) -> None:
+    path = tmp_path / bucket("a.test")
+    path.parent.mkdir(parents=True)
+    good = encode_record(Record("http://a.test/", b"HTTP/1.1 200 OK\r\n\r\nok", DATE))
+    path.write_bytes(good + encode_record(Record("http://a.test/2", b"<html>no status", DATE)))
+    result = tianwang("records", "verify", tmp_path)
+    assert result.returncode == 1
+    assert f"{path}: offset {len(good)}: " in result.stderr.decode()
+    assert "HTTP" in result.stderr.decode()
+
+
+def test_verify_a_missing_dir_exits_2_and_an_empty_one_is_ok(tmp_path: Path) -> None:
+    missing = tianwang("records", "verify", tmp_path / "nope")
+    assert missing.returncode == 2
+    assert b"nope" in missing.stderr
+    empty = tianwang("records", "verify", tmp_path)
+    assert (empty.returncode, empty.stdout) == (0, b"OK: 0 records in 0 files, 0 bytes\n")
+
+
+def test_cat_by_url_prints_header_lines_a_blank_line_and_the_response(tree: Path) -> None:
+    result = tianwang("records", "cat", tree, "--url", "http://a.test/")
+    assert result.returncode == 0, result.stderr
+    data = response(b"200 OK", GBK_BODY)
+    assert result.stdout == (
+        b"version: 1.0\nurl: http://a.test/\ndate: " + DATE.encode() + b"\nip: 127.0.0.1\n"
+        b"length: " + str(len(data)).encode() + b"\n\n" + data
+    )
+
+
+def test_cat_body_prints_the_body_bytes_exactly(tree: Path) -> None:
+    result = tianwang("records", "cat", tree, "--url", "http://a.test/", "--body")
+    assert (result.returncode, result.stdout) == (0, GBK_BODY)
+
+
+def test_cat_finds_a_redirect_by_its_origin_and_a_port_host(tree: Path) -> None:
+    moved = tianwang("records", "cat", tree, "--url", "http://a.test/old", "--body")
+    assert moved.stdout == b"moved here"
+    port = tianwang("records", "cat", tree, "--url", "http://b.test:8080/x", "--body")
+    assert port.stdout == b"bbb"
+
+
+def test_cat_by_offset_in_one_file(tree: Path) -> None:
+    path = tree / bucket("a.test")
+    offset = offsets_in([record for host, record in PAGES if host == "a.test"])[1]
+    result = tianwang("records", "cat", path, "--offset", str(offset), "--body")
+    assert (result.returncode, result.stdout) == (0, b"no")
+    inside = tianwang("records", "cat", path, "--offset", str(offset + 3))
+    assert inside.returncode == 1 and f"offset {offset + 3}" in inside.stderr.decode()
+
+
+def test_cat_finds_a_record_filed_elsewhere_by_scanning(tmp_path: Path) -> None:
+    odd = tmp_path / "data_0" / "old-layout" / "page.dat"
+    odd.parent.mkdir(parents=True)
+    odd.write_bytes(encode_record(Record("http://z.test/", b"HTTP/1.1 200 OK\r\n\r\nzz", DATE)))
+    result = tianwang("records", "cat", tmp_path, "--url", "http://z.test/", "--body")
+    assert (result.returncode, result.stdout) == (0, b"zz")
+
+
+def test_cat_prints_the_latest_visit_of_a_url(tmp_path: Path) -> None:
+    with RecordStore(tmp_path) as store:
+        for body in (b"first", b"second"):
+            store.write("a.test", Record("http://a.test/", b"HTTP/1.1 200 OK\r\n\r\n" + body, DATE))
+    result = tianwang("records", "cat", tmp_path, "--url", "http://a.test/", "--body")
+    assert result.stdout == b"second"
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["--url", "http://a.test/missing"], 1),
+        (["--url", "http://nowhere.test/"], 1),
+        (["--offset", "0"], 2),  # --offset needs a file, not the data dir
+    ],
+)
+def test_cat_not_found(tree: Path, args: list[str], code: int) -> None:
+    result = tianwang("records", "cat", tree, *args)
+    assert (result.returncode, result.stdout) == (code, b"")
+    assert result.stderr.strip()

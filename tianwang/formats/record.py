@@ -1,0 +1,287 @@
+"""One Tianwang record: encode it, and read records back from a file (DESIGN.md section 6)."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from email.utils import formatdate
+from typing import BinaryIO
+
+from tianwang.formats.http import HttpMessage, parse_http_response
+
+VERSION = "1.0"
+RESERVED = frozenset({"version", "url", "origin", "date", "ip", "unzip-length", "length"})
+GZIP_MAGIC = b"\x1f\x8b"
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
+_NUMBER = re.compile(r"[0-9]{1,18}\Z")  # 18 digits: more than any file, less than int's limit
+# Caps what one read may pull into memory when a corrupt file has no newline or a huge length.
+MAX_LINE = 1 << 20
+CHUNK = 1 << 20
+
+Source = str | os.PathLike[str] | BinaryIO
+
+
+@dataclass
+class Record:
+    """A stored page: header fields plus DATA, the uncompressed HTTP response."""
+
+    url: str
+    data: bytes
+    date: str | None = None
+    ip: str | None = None
+    origin: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+    # Where the record was read from, not part of its content.
+    offset: int = field(default=-1, compare=False)
+
+    @property
+    def http(self) -> HttpMessage:
+        return parse_http_response(self.data)
+
+
+class RecordError(Exception):
+    """A malformed or truncated record, located by file and byte offset."""
+
+    def __init__(self, path: str | None, offset: int, reason: str) -> None:
+        super().__init__(path, offset, reason)
+        self.path = path
+        self.offset = offset
+        self.reason = reason
+
+    def __str__(self) -> str:
+        where = f"{self.path}: " if self.path is not None else ""
+        return f"{where}offset {self.offset}: {self.reason}"
+
+
+class _Malformed(Exception):
+    """Raised inside the reader; turned into RecordError once the offset is known."""
+
+
+def format_date(timestamp: float) -> str:
+    """RFC 1123 date in GMT, e.g. 'Sun, 22 Nov 2026 05:16:17 GMT'."""
+    return formatdate(timestamp, usegmt=True)
+
+
+# -- writing -----------------------------------------------------------------------------
+
+
+def encode_record(record: Record, compress: bool = True) -> bytes:
+    """The bytes of one record; DATA is zlib-compressed unless compress is False."""
+    if record.date is None:  # every record carries its crawl time; the writer's clock is it
+        record = replace(record, date=format_date(time.time()))
+    data = bytes(record.data)
+    stored = zlib.compress(data) if compress else data
+    fields = header_fields(record)
+    if compress:
+        fields.append(("unzip-length", str(len(data))))
+    fields.append(("length", str(len(stored))))
+    return encode_header(fields) + stored + b"\n"
+
+
+def header_fields(record: Record) -> list[tuple[str, str]]:
+    """The header fields before the lengths, in the order the format writes them."""
+    fields = [("version", VERSION), ("url", record.url)]
+    if record.origin and record.origin != record.url:
+        fields.append(("origin", record.origin))
+    if record.date is not None:
+        fields.append(("date", record.date))
+    if record.ip:
+        fields.append(("ip", record.ip))
+    _check_extra(record.extra)
+    fields.extend(record.extra.items())
+    for name, value in fields:
+        _check_value(name, value)
+    return fields
+
+
+def encode_header(fields: list[tuple[str, str]]) -> bytes:
+    """Header lines and the blank line; surrogateescape gives back undecodable bytes as read."""
+    text = "".join(f"{name}: {value}\n" for name, value in fields) + "\n"
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _check_extra(extra: dict[str, str]) -> None:
+    for name in extra:
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ValueError(f"extra header name {name!r} is not a lowercase token")
+        if name in RESERVED:
+            raise ValueError(f"extra header name {name!r} is a reserved field")
+
+
+def _check_value(name: str, value: str) -> None:
+    if not isinstance(value, str):
+        raise ValueError(f"header {name}: value {value!r} is not a string")
+    if "\n" in value or "\r" in value:
+        raise ValueError(f"header {name}: value {value!r} contains a line break")
+    if name == "url" and not value:
+        raise ValueError("a record needs a url")
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def iter_records(source: Source, path: str | None = None) -> Iterator[Record]:
+    """Records of a file (a path or a binary file object) in order, each with its offset."""
+    for record, _end in _scan(source, path):
+        yield record
+
+
+def valid_end(path: str | os.PathLike[str]) -> int:
+    """Offset just after the last good record before the first bad one (0 if none)."""
+    end = 0
+    try:
+        for _record, record_end in _scan(path, os.fspath(path)):
+            end = record_end
+    except RecordError:
+        return end  # the first bad record starts where the last good one ended
+    return end
+
+
+def _scan(source: Source, path: str | None) -> Iterator[tuple[Record, int]]:
+    if isinstance(source, str | os.PathLike):
+        with open(source, "rb") as file:
+            yield from _scan_file(file, os.fspath(source) if path is None else path)
+    else:
+        yield from _scan_file(source, path)
+
+
+def _scan_file(file: BinaryIO, path: str | None) -> Iterator[tuple[Record, int]]:
+    offset = _tell(file)
+    while True:
+        try:
+            parsed = _read_record(file)
+        except _Malformed as exc:
+            raise RecordError(path, offset, str(exc)) from None
+        if parsed is None:
+            return
+        record, size = parsed
+        record.offset = offset
+        offset += size
+        yield record, offset
+
+
+def _tell(file: BinaryIO) -> int:
+    try:
+        return file.tell()
+    except OSError:  # a pipe: offsets count from where reading starts
+        return 0
+
+
+def _read_record(file: BinaryIO) -> tuple[Record, int] | None:
+    header = _read_header(file)
+    if header is None:
+        return None
+    fields, head_size = header
+    length = _number(fields, "length")
+    stored = _read_exact(file, length)
+    if len(stored) < length:
+        raise _Malformed(f"truncated record (length {length}, only {len(stored)} bytes left)")
+    _expect_newline(file)
+    if "unzip-length" in fields:
+        stored = _inflate(stored, _number(fields, "unzip-length"))
+    return _make_record(fields, stored), head_size + length + 1
+
+
+def _read_header(file: BinaryIO) -> tuple[dict[str, str], int] | None:
+    fields: dict[str, str] = {}
+    size = 0
+    while "length" not in fields:
+        line = file.readline(MAX_LINE)
+        if not line and size == 0:
+            return None  # clean end of file
+        name, value = _parse_line(line, first=size == 0)
+        if name in fields:
+            raise _Malformed(f"duplicate header {name!r}")
+        fields[name] = value
+        size += len(line)
+    blank = file.read(1)
+    if blank != b"\n":
+        raise _Malformed(
+            "truncated record (header cut short)"
+            if not blank
+            else "length is not the last header line"
+        )
+    return fields, size + 1
+
+
+def _parse_line(line: bytes, first: bool) -> tuple[str, str]:
+    if not line.endswith(b"\n"):
+        if len(line) >= MAX_LINE:
+            raise _Malformed(f"header line longer than {MAX_LINE} bytes")
+        raise _Malformed("truncated record (header cut short)")
+    if first and not line.startswith(b"version: "):
+        raise _Malformed(f"record does not start with 'version: ': {line[:40]!r}")
+    text = line[:-1]
+    if not text:
+        raise _Malformed("header ends without a length line")
+    if b"\r" in text:
+        raise _Malformed(f"CR in header line {text[:60]!r} (lines end with LF only)")
+    raw_name, sep, raw_value = text.partition(b": ")
+    name = raw_name.decode("latin-1").lower()
+    if not sep or not _NAME.match(name):
+        raise _Malformed(f"bad header line {text[:60]!r} (want 'name: value')")
+    return name, raw_value.decode("utf-8", "surrogateescape")
+
+
+def _number(fields: dict[str, str], name: str) -> int:
+    value = fields.get(name)
+    if value is None or not _NUMBER.match(value):
+        raise _Malformed(f"bad {name} header {value!r}")
+    return int(value)
+
+
+def _read_exact(file: BinaryIO, length: int) -> bytes:
+    # Chunked, so a corrupt length of a terabyte costs one pass, not a terabyte allocation.
+    parts = []
+    left = length
+    while left > 0:
+        chunk = file.read(min(left, CHUNK))
+        if not chunk:
+            break
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def _expect_newline(file: BinaryIO) -> None:
+    end = file.read(1)
+    if not end:
+        raise _Malformed("truncated record (no newline after DATA)")
+    if end != b"\n":
+        raise _Malformed(f"DATA is not followed by a newline (found {end!r})")
+
+
+def _inflate(stored: bytes, unzip_length: int) -> bytes:
+    """zlib (what Tianwang readers expect) or gzip (what the paper says), checked for size."""
+    inflater = zlib.decompressobj(31 if stored.startswith(GZIP_MAGIC) else 15)
+    try:
+        # One byte over the promised size is enough to tell it lied; no bomb gets inflated.
+        data = inflater.decompress(stored, unzip_length + 1)
+    except zlib.error as exc:
+        raise _Malformed(f"bad compressed DATA: {exc}") from None
+    if len(data) > unzip_length:
+        raise _Malformed(f"DATA inflates to more than unzip-length {unzip_length}")
+    if not inflater.eof:
+        raise _Malformed("compressed DATA ends before its stream does")
+    if inflater.unused_data:
+        raise _Malformed("bytes after the end of the compressed DATA")
+    if len(data) != unzip_length:
+        raise _Malformed(f"DATA inflates to {len(data)} bytes, unzip-length says {unzip_length}")
+    return data
+
+
+def _make_record(fields: dict[str, str], data: bytes) -> Record:
+    version = fields.pop("version")
+    if not version.startswith("1."):
+        raise _Malformed(f"unsupported version {version!r}")
+    url = fields.pop("url", None)
+    if not url:
+        raise _Malformed("record has no url")
+    fields.pop("length")
+    fields.pop("unzip-length", None)
+    known = {name: fields.pop(name, None) for name in ("date", "ip", "origin")}
+    return Record(url=url, data=data, extra=fields, **known)

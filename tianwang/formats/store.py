@@ -1,0 +1,115 @@
+"""The record tree: `<data dir>/data_<k>/<host>/page.dat`, k a stable hash of the host."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+
+from tianwang.formats.pagefile import PageFile
+from tianwang.formats.record import Record, iter_records
+
+_UNSAFE = frozenset("/\\\0")
+
+
+def host_bucket(host: str, buckets: int = 256) -> int:
+    """md5 of the lowercased host, first four bytes big-endian, mod buckets.
+
+    md5, not hash(): Python salts str hashes per process, and the bucket must not move.
+    """
+    if buckets < 1:
+        raise ValueError(f"buckets must be at least 1, not {buckets}")
+    return int.from_bytes(hashlib.md5(host.lower().encode()).digest()[:4], "big") % buckets
+
+
+def host_dirname(host: str) -> str:
+    """The host as a directory name: lowercased, a port as `host_8080`; ValueError if unsafe."""
+    name = host.lower().replace(":", "_")
+    unsafe = any(c in _UNSAFE or c.isspace() or not c.isprintable() for c in name)
+    if name in ("", ".", "..") or unsafe:
+        raise ValueError(f"host {host!r} is not safe as a directory name")
+    return name
+
+
+def page_path(data_dir: str | os.PathLike[str], host: str) -> Path:
+    """Where the host's records live; k is taken from the directory name, so a path alone
+    says which bucket it must be in."""
+    dirname = host_dirname(host)
+    return Path(data_dir) / f"data_{host_bucket(dirname)}" / dirname / "page.dat"
+
+
+def record_files(data_dir: str | os.PathLike[str]) -> list[Path]:
+    """Every `data_*/*/page.dat` under data_dir, sorted."""
+    return sorted(path for path in Path(data_dir).glob("data_*/*/page.dat") if path.is_file())
+
+
+def iter_tree(data_dir: str | os.PathLike[str]) -> Iterator[tuple[Path, Record]]:
+    """Every record of the tree with its file; RecordError (naming the file) on a bad one."""
+    for path in record_files(data_dir):
+        for record in iter_records(path):
+            yield path, record
+
+
+class RecordStore:
+    """Appends records to their hosts' page.dat, keeping at most max_open files open."""
+
+    def __init__(
+        self, data_dir: str | os.PathLike[str], compress: bool = True, max_open: int = 64
+    ) -> None:
+        if max_open < 1:
+            raise ValueError(f"max_open must be at least 1, not {max_open}")
+        self.data_dir = Path(data_dir)
+        self.compress = compress
+        self.max_open = max_open
+        self.records = 0
+        self.bytes_written = 0
+        self.hosts: set[str] = set()
+        self._open: OrderedDict[Path, PageFile] = OrderedDict()
+        # Repair reads a whole file; once per file per session is enough, since only we
+        # write to it between a close and a reopen.
+        self._checked: set[Path] = set()
+
+    def write(self, host: str, record: Record) -> tuple[Path, int]:
+        """Append record to host's page.dat; return the file and the record's offset."""
+        page = self._page(page_path(self.data_dir, host))
+        offset = page.append(record)
+        self.records += 1
+        self.bytes_written += page.size - offset
+        self.hosts.add(host.lower())
+        return page.path, offset
+
+    def _page(self, path: Path) -> PageFile:
+        page = self._open.get(path)
+        if page is not None:
+            self._open.move_to_end(path)
+            return page
+        while len(self._open) >= self.max_open:
+            _path, oldest = self._open.popitem(last=False)
+            oldest.close()
+        page = PageFile(path, self.compress, repair=path not in self._checked)
+        self._checked.add(path)
+        self._open[path] = page
+        return page
+
+    @property
+    def open_files(self) -> int:
+        return len(self._open)
+
+    def close(self) -> None:
+        while self._open:
+            _path, page = self._open.popitem()
+            page.close()
+
+    def __enter__(self) -> RecordStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
