@@ -1,0 +1,74 @@
+"""The storage pipeline alone: an item in, a Tianwang record on disk (read by the spec reader)."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import project_crawler
+from tests.spec_reader import http_parts, read_records
+from tianwang.config import SettingError
+from tianwang.items import PageItem
+from tianwang.pipelines.storage import TianwangStoragePipeline
+
+GBK_BODY = "<html><title>天网</title></html>".encode("gbk")
+
+
+def make_item(**changes: object) -> PageItem:
+    fields = {
+        "url": "http://www.pku.edu.cn/news/",
+        "requested_url": "http://www.pku.edu.cn/news",
+        "status": 200,
+        "headers": [
+            (b"Content-Type", b"text/html; charset=gbk"),
+            (b"Transfer-Encoding", b"chunked"),
+            (b"Content-Length", b"9999"),
+        ],
+        "body": GBK_BODY,
+        "ip": "162.105.131.160",
+        "fetched_at": 1_100_000_000.0,  # `date -u -d @1100000000`: Tue, 09 Nov 2004 11:33:20
+        "level": 2,
+    }
+    return PageItem(**{**fields, **changes})
+
+
+def run_pipeline(data_dir: Path, items: list[PageItem], **settings: object) -> None:
+    crawler = project_crawler(TIANWANG_DATA_DIR=str(data_dir), **settings)
+    pipeline = TianwangStoragePipeline.from_crawler(crawler)
+    crawler.stats.open_spider()
+    pipeline.open_spider()
+    for item in items:
+        pipeline.process_item(item)
+    pipeline.close_spider()
+
+
+def test_item_becomes_a_compressed_record_in_its_host_file(tmp_path: Path) -> None:
+    run_pipeline(tmp_path, [make_item()])
+    files = list(tmp_path.glob("data_*/www.pku.edu.cn/page.dat"))
+    assert len(files) == 1
+    blob = files[0].read_bytes()
+    (record,) = read_records(blob)
+    assert record["names"] == ["version", "url", "origin", "date", "ip", "unzip-length", "length"]
+    assert record["header"]["origin"] == "http://www.pku.edu.cn/news"
+    assert record["header"]["date"] == "Tue, 09 Nov 2004 11:33:20 GMT"
+    status, headers, body = http_parts(record["data"])
+    assert (status, body) == (200, GBK_BODY)
+    assert "transfer-encoding" not in headers and "content-length" not in headers
+    assert zlib.decompress(blob[blob.index(b"\n\n") + 2 : -1]) == record["data"]
+
+
+def test_plain_form_and_no_origin_without_redirect(tmp_path: Path) -> None:
+    item = make_item(requested_url="http://www.pku.edu.cn/news/")
+    run_pipeline(tmp_path, [item, item], TIANWANG_COMPRESS=False)
+    records = read_records(next(tmp_path.glob("data_*/*/page.dat")).read_bytes())
+    assert len(records) == 2
+    assert all(r["names"] == ["version", "url", "date", "ip", "length"] for r in records)
+    assert records[0]["data"].startswith(b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=gbk")
+
+
+def test_a_data_dir_that_cannot_be_made_stops_the_crawl(tmp_path: Path) -> None:
+    (tmp_path / "blocked").write_text("a file where the directory should be")
+    with pytest.raises(SettingError, match="TIANWANG_DATA_DIR"):
+        run_pipeline(tmp_path / "blocked" / "data", [])

@@ -1,0 +1,19 @@
+"""The item a crawl produces for each fetched page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PageItem:
+    url: str  # final url, after redirects
+    requested_url: str  # the url first requested (differs after a redirect)
+    status: int
+    headers: list[tuple[bytes, bytes]]  # response headers as received, in order
+    body: bytes  # undecoded body bytes (transfer/content coding removed by Scrapy)
+    ip: str | None  # address of the server (or proxy) the response came from
+    fetched_at: float  # epoch seconds on the crawler's clock
+    level: int  # the seed page is level 1
+    protocol: str = "HTTP/1.1"
+    links: list[str] = field(default_factory=list)  # absolute out-links, no fragment

@@ -1,0 +1,84 @@
+"""Store each page as a Tianwang record under TIANWANG_DATA_DIR (DESIGN.md section 6)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str
+from tianwang.formats import Record, RecordStore, build_http_response, format_date
+from tianwang.items import PageItem
+from tianwang.urls import url_host
+
+logger = logging.getLogger(__name__)
+
+
+class TianwangStoragePipeline:
+    def __init__(self, data_dir: str, compress: bool = True, max_open: int = 64) -> None:
+        self.data_dir = Path(data_dir)
+        self.compress = compress
+        self.max_open = max_open
+        self.store: RecordStore | None = None
+        self.stats: Any = None
+        self.started = 0.0
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> TianwangStoragePipeline:
+        settings = crawler.settings
+        pipeline = cls(
+            data_dir=get_nonempty_str(settings, "TIANWANG_DATA_DIR"),
+            compress=get_bool(settings, "TIANWANG_COMPRESS"),
+            max_open=get_int(settings, "TIANWANG_MAX_OPEN_FILES", minimum=1),
+        )
+        pipeline.stats = crawler.stats
+        return pipeline
+
+    def open_spider(self) -> None:
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SettingError(
+                "TIANWANG_DATA_DIR", str(self.data_dir), f"a writable directory ({exc.strerror})"
+            ) from None
+        self.store = RecordStore(self.data_dir, compress=self.compress, max_open=self.max_open)
+        self.started = time.monotonic()
+
+    def process_item(self, item: Any) -> Any:
+        if isinstance(item, PageItem):
+            self._store(item)
+        return item
+
+    def close_spider(self) -> None:
+        if self.store is None:
+            return
+        self.store.close()
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        self.stats.set_value("tianwang/storage/hosts", len(self.store.hosts))
+        logger.info(
+            "stored %d pages from %d hosts, %d bytes on disk, %.1f pages/s, in %s",
+            self.store.records,
+            len(self.store.hosts),
+            self.store.bytes_written,
+            self.store.records / elapsed,
+            self.data_dir,
+        )
+
+    def _store(self, item: PageItem) -> None:
+        assert self.store is not None
+        record = to_record(item)
+        self.store.write(url_host(item.url), record)
+        self.stats.inc_value("tianwang/storage/records")
+        self.stats.inc_value("tianwang/storage/body_bytes", len(item.body))
+
+
+def to_record(item: PageItem) -> Record:
+    data = build_http_response(item.status, item.headers, item.body, item.protocol)
+    return Record(
+        url=item.url,
+        data=data,
+        date=format_date(item.fetched_at),
+        ip=item.ip,
+        origin=item.requested_url if item.requested_url != item.url else None,
+    )
