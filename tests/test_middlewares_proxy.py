@@ -7,7 +7,9 @@ from tianwang.middlewares.proxy import ProxyMiddleware
 
 
 def test_sets_the_proxy_unless_the_request_names_one() -> None:
-    mw = ProxyMiddleware.from_crawler(get_crawler(settings_dict={"TIANWANG_PROXY": "http://127.0.0.1:3128"}))
+    mw = ProxyMiddleware.from_crawler(
+        get_crawler(settings_dict={"TIANWANG_PROXY": "http://127.0.0.1:3128"})
+    )
     plain, own = Request("http://a.com/"), Request("http://b.com/", meta={"proxy": None})
     mw.process_request(plain)
     mw.process_request(own)
@@ -24,4 +26,6 @@ def test_empty_setting_leaves_requests_alone() -> None:
 
 def test_bad_proxy_is_refused_at_start() -> None:
     with pytest.raises(SettingError, match="TIANWANG_PROXY"):
-        ProxyMiddleware.from_crawler(get_crawler(settings_dict={"TIANWANG_PROXY": "localhost:3128"}))
+        ProxyMiddleware.from_crawler(
+            get_crawler(settings_dict={"TIANWANG_PROXY": "localhost:3128"})
+        )

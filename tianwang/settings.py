@@ -21,6 +21,10 @@ DEPTH_PRIORITY = 1
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 
+# A page that still answers 5xx after retries is the web's fault, not the crawl's: it is
+# counted in stats (retry/max_reached) without an ERROR line per page.
+RETRY_GIVE_UP_LOG_LEVEL = "INFO"
+
 # Scrapy 2.19's RemoteControl extension and the telnet console both open a port that runs
 # code; a crawler on a shared machine keeps them shut.
 REMOTE_CONTROL_ENABLED = False

@@ -1,0 +1,230 @@
+"""The `site` spider against the 200-host test web, checked against its ground truth."""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TestWeb, scrapy_crawl, tianwang_cli
+from tests.spec_reader import http_parts, read_records
+from tests.truth import host_of, is_stored_page, load_truth, reach
+from tianwang.testweb.launcher import TestWebProcess, write_seeds
+
+# Seed most hosts, not all: the rest must never be fetched while links stay in-host.
+SEEDED_SHARE = 0.75
+
+
+def read_tree(data_dir: Path) -> list[dict]:
+    """Every record of a tree, parsed by the independent spec reader."""
+    records = []
+    for path in sorted(data_dir.glob("data_*/*/page.dat")):
+        for record in read_records(path.read_bytes()):
+            record["path"] = path
+            records.append(record)
+    return records
+
+
+def access_log(web: TestWeb, since: int) -> list[dict]:
+    lines = web.access_log.read_text(encoding="utf-8").splitlines()[since:]
+    return [json.loads(line) for line in lines]
+
+
+@pytest.fixture(scope="module")
+def crawl(testweb: TestWeb, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One default crawl (3 levels, in-host, robots obeyed) of most hosts' homepages."""
+    workdir = tmp_path_factory.mktemp("crawl")
+    homepages = [url for url, page in testweb.truth.items() if page["kind"] == "home"]
+    seeds = homepages[: int(len(homepages) * SEEDED_SHARE)]
+    log_start = len(testweb.access_log.read_text(encoding="utf-8").splitlines())
+    result = scrapy_crawl(
+        "site",
+        {"seeds": str(write_seeds(workdir / "seeds.txt", seeds))},
+        {"TIANWANG_PROXY": testweb.address, "TIANWANG_DATA_DIR": str(workdir / "data")},
+        cwd=workdir,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return {
+        "seeds": seeds,
+        "data": workdir / "data",
+        "records": read_tree(workdir / "data"),
+        "log": access_log(testweb, log_start),
+        "stderr": result.stderr,
+        "reach": reach(testweb.truth, seeds),
+    }
+
+
+def test_every_text_page_within_three_levels_is_stored_exactly_once(
+    crawl: dict, testweb: TestWeb
+) -> None:
+    stored = Counter(record["header"]["url"] for record in crawl["records"])
+    expected = crawl["reach"].stored(testweb.truth)
+    assert len(expected) > 1000  # the test web is big enough to mean something
+    assert set(stored) == expected
+    assert [url for url, count in stored.items() if count > 1] == []
+
+
+def test_only_successful_text_pages_are_stored(crawl: dict, testweb: TestWeb) -> None:
+    for record in crawl["records"]:
+        status, headers, body = http_parts(record["data"])
+        page = testweb.truth[record["header"]["url"]]
+        assert status == 200 and is_stored_page(page)
+        assert headers["content-type"].split(";")[0].strip() in ("text/html", "text/plain")
+        # The body as the server sent it: GBK pages are not re-encoded.
+        assert hashlib.md5(body).hexdigest() == page["md5"]
+
+
+def test_no_page_of_another_host_is_stored_or_fetched(crawl: dict) -> None:
+    seeded_hosts = {host_of(url) for url in crawl["seeds"]}
+    assert {host_of(record["header"]["url"]) for record in crawl["records"]} == seeded_hosts
+    fetched_hosts = {host_of(entry["url"]) for entry in crawl["log"]}
+    assert fetched_hosts == seeded_hosts
+
+
+def test_nothing_beyond_three_levels_or_disallowed_by_robots_is_fetched(
+    crawl: dict, testweb: TestWeb
+) -> None:
+    fetched = {entry["url"] for entry in crawl["log"] if not entry["url"].endswith("/robots.txt")}
+    beyond = fetched - set(crawl["reach"].levels)
+    assert beyond == set()
+    disallowed = {
+        url
+        for url in fetched
+        if not testweb.truth.get(url, {"robots_allowed": True})["robots_allowed"]
+    }
+    assert disallowed == set()
+    assert any(not page["robots_allowed"] for page in testweb.truth.values())  # the case exists
+
+
+def test_redirected_pages_record_their_origin(crawl: dict, testweb: TestWeb) -> None:
+    origins = {
+        record["header"]["url"]: record["header"].get("origin") for record in crawl["records"]
+    }
+    seeds = set(crawl["seeds"])  # fetched first as seeds, so a redirect to one stores nothing
+    moved = {
+        page["location"]: url
+        for url, page in testweb.truth.items()
+        if page["location"]
+        and url in crawl["reach"].levels
+        and page["location"] not in seeds
+        and is_stored_page(testweb.truth.get(page["location"]))
+    }
+    assert moved, "the crawl met no redirect to a fresh page"
+    assert {target: origins[target] for target in moved} == moved
+    assert [url for url, origin in origins.items() if origin and url not in moved] == []
+
+
+def test_records_are_filed_by_host_and_pass_verify(crawl: dict) -> None:
+    for record in crawl["records"]:
+        assert record["path"].parent.name == host_of(record["header"]["url"])
+        expected_k = (
+            int.from_bytes(hashlib.md5(record["path"].parent.name.encode()).digest()[:4], "big")
+            % 256
+        )
+        assert record["path"].parent.parent.name == f"data_{expected_k}"
+    result = tianwang_cli("records", "verify", str(crawl["data"]))
+    assert result.returncode == 0, result.stderr
+    assert f"{len(crawl['records'])} records" in result.stdout
+
+
+def test_record_header_has_date_and_ip(crawl: dict) -> None:
+    started = min(entry["time"] for entry in crawl["log"])
+    for record in crawl["records"]:
+        header = record["header"]
+        fetched = email.utils.parsedate_to_datetime(header["date"]).timestamp()
+        assert header["date"].endswith(" GMT") and fetched >= int(started)
+        assert header["ip"] == "127.0.0.1"  # the proxy the crawl went through
+
+
+def test_crawl_log_reports_what_it_stored(crawl: dict) -> None:
+    assert (
+        f"stored {len(crawl['records'])} pages from {len({host_of(u) for u in crawl['seeds']})} hosts"
+        in crawl["stderr"]
+    )
+
+
+@pytest.fixture(scope="module")
+def small_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestWeb]:
+    """A web small enough to crawl whole: 12 hosts of at most 30 pages."""
+    log = tmp_path_factory.mktemp("smallweb") / "access.jsonl"
+    with TestWebProcess(5, 12, max_pages=30, access_log=log) as web:
+        yield TestWeb(web.address, log, load_truth(5, 12, max_pages=30), 5, 12)
+
+
+@pytest.mark.parametrize(
+    ("levels", "stay_in_host"),
+    [(0, False), (2, True), (0, True)],
+)
+def test_levels_and_host_scope_settings(
+    small_web: TestWeb, tmp_path: Path, levels: int, stay_in_host: bool
+) -> None:
+    seed = next(url for url, page in small_web.truth.items() if page["kind"] == "home")
+    result = scrapy_crawl(
+        "site",
+        {"seeds": seed},
+        {
+            "TIANWANG_PROXY": small_web.address,
+            "TIANWANG_DATA_DIR": str(tmp_path / "data"),
+            "TIANWANG_MAX_LEVELS": str(levels),
+            "TIANWANG_STAY_IN_HOST": str(stay_in_host),
+            "TIANWANG_COMPRESS": "False",
+        },
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    stored = Counter(record["header"]["url"] for record in read_tree(tmp_path / "data"))
+    expected = reach(small_web.truth, [seed], max_levels=levels, stay_in_host=stay_in_host).stored(
+        small_web.truth
+    )
+    assert set(stored) == expected and max(stored.values()) == 1
+    hosts = {host_of(url) for url in stored}
+    assert (len(hosts) > 1) == (not stay_in_host)
+
+
+def test_plain_records_carry_no_unzip_length(tmp_path: Path, small_web: TestWeb) -> None:
+    seed = next(url for url, page in small_web.truth.items() if page["kind"] == "home")
+    settings = {
+        "TIANWANG_PROXY": small_web.address,
+        "TIANWANG_DATA_DIR": str(tmp_path / "data"),
+        "TIANWANG_COMPRESS": "0",
+    }
+    assert scrapy_crawl("site", {"seeds": seed}, settings, cwd=tmp_path).returncode == 0
+    records = read_tree(tmp_path / "data")
+    assert records and all("unzip-length" not in record["header"] for record in records)
+
+
+@pytest.mark.parametrize(
+    ("args", "settings", "named"),
+    [
+        ({"seeds": "missing-seeds.txt"}, {}, "seeds file not found: missing-seeds.txt"),
+        (
+            {"seeds": "http://ok.example.com/,http://[bad/"},
+            {},
+            "malformed seed url: 'http://[bad/'",
+        ),
+        ({}, {}, "no seeds"),
+        ({"seeds": "www.example.com"}, {"TIANWANG_MAX_LEVELS": "-1"}, "TIANWANG_MAX_LEVELS"),
+        ({"seeds": "www.example.com"}, {"TIANWANG_MAX_LEVELS": "three"}, "TIANWANG_MAX_LEVELS"),
+        ({"seeds": "www.example.com"}, {"TIANWANG_STAY_IN_HOST": "maybe"}, "TIANWANG_STAY_IN_HOST"),
+        ({"seeds": "www.example.com"}, {"TIANWANG_PROXY": "127.0.0.1:8080"}, "TIANWANG_PROXY"),
+        ({"seeds": "www.example.com"}, {"TIANWANG_MAX_OPEN_FILES": "0"}, "TIANWANG_MAX_OPEN_FILES"),
+    ],
+)
+def test_bad_seeds_or_settings_stop_the_crawl_at_start(
+    tmp_path: Path, args: dict, settings: dict, named: str
+) -> None:
+    # A dead proxy: if the crawl started anyway it would fail loudly, not silently pass.
+    settings = {
+        "TIANWANG_PROXY": "http://127.0.0.1:9",
+        "TIANWANG_DATA_DIR": str(tmp_path / "data"),
+        **settings,
+    }
+    result = scrapy_crawl("site", args, settings, cwd=tmp_path, timeout=120)
+    assert result.returncode != 0
+    assert named in result.stderr.strip().splitlines()[-1]
+    assert not list(tmp_path.glob("data/data_*"))

@@ -1,0 +1,34 @@
+"""The ``tianwang`` command: test web, record tools and the demo crawl.
+
+Each package registers its own subcommands, so this module only assembles them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from tianwang import demo
+    from tianwang.formats import commands as record_commands
+    from tianwang.testweb import commands as testweb_commands
+
+    parser = argparse.ArgumentParser(prog="tianwang", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    testweb_commands.register(sub)
+    record_commands.register(sub)
+    demo.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:  # `tianwang records ls DIR | head` is normal use
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
