@@ -37,3 +37,8 @@ def test_bad_seed_arguments_name_the_problem(value: str, message: str) -> None:
 
 def test_host_with_path_is_a_url_not_a_file() -> None:
     assert load_seeds("www.a.com/news") == ["http://www.a.com/news"]
+
+
+def test_a_long_comma_list_is_not_mistaken_for_a_file_name() -> None:
+    urls = [f"http://www.host{i}.com/" for i in range(300)]
+    assert load_seeds(",".join(urls)) == urls

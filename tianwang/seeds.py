@@ -31,12 +31,19 @@ def load_seeds(value: str | None) -> list[str]:
 
 def _read_entries(value: str) -> list[str]:
     path = Path(value)
-    if path.is_file():
+    if _is_file(path):
         lines = path.read_text(encoding="utf-8").splitlines()
         return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
     if _looks_like_path(value):
         raise SeedError(f"seeds file not found: {value}")
     return [entry.strip() for entry in value.split(",") if entry.strip()]
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a long comma list is too long to be a file name
+        return False
 
 
 def _looks_like_path(value: str) -> bool:
