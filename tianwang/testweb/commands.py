@@ -1,0 +1,84 @@
+"""`tianwang testweb serve | truth | hosts`: the synthetic web from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+from tianwang.testweb.model import SyntheticWeb
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("testweb", help="the synthetic test web and its truth")
+    commands = parser.add_subparsers(dest="testweb_command", required=True)
+
+    serve = commands.add_parser("serve", help="serve the web as an HTTP proxy on 127.0.0.1")
+    _web_options(serve)
+    serve.add_argument("--port", type=_port, default=0, help="port to listen on (default 0: any)")
+    serve.add_argument("--access-log", metavar="FILE", help="append one JSON line per request")
+    serve.set_defaults(func=run_serve)
+
+    truth = commands.add_parser("truth", help="print the ground truth as JSON lines")
+    _web_options(truth)
+    truth.set_defaults(func=run_truth)
+
+    hosts = commands.add_parser("hosts", help="print the homepage urls, one a line (a seeds file)")
+    _web_options(hosts)
+    hosts.set_defaults(func=run_hosts)
+
+
+def _web_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, required=True, help="the web's seed")
+    parser.add_argument("--hosts", type=_positive, required=True, help="number of hosts (>= 1)")
+    parser.add_argument("--max-pages", type=_positive, default=300,
+                        help="largest site size in pages (default 300)")
+
+
+def _positive(text: str) -> int:
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = _integer(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be 0..65535, got {value}")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def _web(args: argparse.Namespace) -> SyntheticWeb:
+    return SyntheticWeb(args.seed, args.hosts, args.max_pages)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from tianwang.testweb.server import serve
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s: %(message)s")
+    return serve(_web(args), port=args.port, access_log=args.access_log)
+
+
+def run_truth(args: argparse.Namespace) -> int:
+    write = sys.stdout.write
+    for record in _web(args).truth():
+        write(json.dumps(record, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def run_hosts(args: argparse.Namespace) -> int:
+    sys.stdout.write("".join(f"{url}\n" for url in _web(args).homepages()))
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,164 @@
+"""A deterministic synthetic web of many hosts and its ground truth.
+
+Pure python (no Scrapy, no Twisted): tests, benchmarks and the server share this one model,
+so what is served and what truth() says cannot drift apart. Everything follows from
+(seed, hosts, max_pages); each host has its own random stream seeded with "seed:index".
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Generic, TypeVar
+from urllib.parse import urlsplit
+
+from tianwang.testweb import render
+from tianwang.testweb.names import host_name
+from tianwang.testweb.site import Entry, Site, SiteBuilder
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """What the server sends for a url: status, headers (Content-Type first) and body."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        return next((value for key, value in self.headers if key.lower() == name), None)
+
+
+class LRU(Generic[K, V]):
+    """A small least-recently-used map: hosts and bodies are cached, not kept forever."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> V:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        if len(self._items) > self.capacity:
+            self._items.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class SyntheticWeb:
+    """`hosts` sites, built lazily: constructing even a 5,000-host web builds no site."""
+
+    def __init__(self, seed: int, hosts: int, max_pages: int = 300, *,
+                 host_cache: int = 8192, response_cache: int = 4096) -> None:
+        if hosts < 1:
+            raise ValueError(f"hosts must be >= 1, got {hosts}")
+        if max_pages < 1:
+            raise ValueError(f"max_pages must be >= 1, got {max_pages}")
+        self.seed, self.host_count, self.max_pages = seed, hosts, max_pages
+        self._sites: LRU[int, Site] = LRU(host_cache)
+        self._responses: LRU[str, Response] = LRU(response_cache)
+
+    @cached_property
+    def hosts(self) -> list[str]:
+        return [host_name(self.seed, index) for index in range(self.host_count)]
+
+    @cached_property
+    def _index(self) -> dict[str, int]:
+        return {host: index for index, host in enumerate(self.hosts)}
+
+    def homepages(self) -> list[str]:
+        return [f"http://{host}/" for host in self.hosts]
+
+    def site(self, host: str | int) -> Site:
+        """The model of one host (built on first use, then cached)."""
+        index = host if isinstance(host, int) else self._index[host]
+        site = self._sites.get(index)
+        if site is None:
+            site = self._sites.put(index, self._build(index))
+        return site
+
+    def _build(self, index: int) -> Site:
+        return SiteBuilder(self.seed, index, self.host_count, self.hosts.__getitem__,
+                           self.max_pages).build()
+
+    def respond(self, url: str) -> Response:
+        """The response for an absolute url: 502 for unknown hosts, 404 for unknown paths."""
+        response = self._responses.get(url)
+        if response is None:
+            response = self._responses.put(url, self._respond(url))
+        return response
+
+    def _respond(self, url: str) -> Response:
+        parts = urlsplit(url)
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        index = self._index.get(parts.hostname or "")
+        if parts.scheme != "http" or port not in (None, 80) or index is None:
+            return _status_response(502, parts.path or "/")
+        site = self.site(index)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        entry = site.entries.get(f"http://{site.host}{path}")
+        if entry is None:
+            return _status_response(404, path)
+        return _entry_response(site, entry)
+
+    def truth(self, bodies: bool = True) -> Iterator[dict[str, Any]]:
+        """One record per url: host order, then the homepage, then the rest sorted by url.
+
+        bodies=False leaves out `bytes` and `md5`, which cost most of the time: the url
+        graph of a few thousand hosts is then walked in seconds.
+        """
+        for index in range(self.host_count):
+            site = self._sites.get(index) or self._build(index)
+            home = f"http://{site.host}/"
+            for url in [home, *sorted(u for u in site.entries if u != home)]:
+                yield truth_record(site, site.entries[url], bodies)
+
+
+def truth_record(site: Site, entry: Entry, bodies: bool = True) -> dict[str, Any]:
+    record = {
+        "url": entry.url,
+        "host": site.host,
+        "status": entry.status,
+        "content_type": entry.mime,
+        "links": list(dict.fromkeys(entry.links)),
+        "kind": entry.kind,
+        "location": entry.location,
+        "charset": entry.charset,
+        "robots_allowed": entry.robots_allowed,
+        "distance": entry.distance,
+    }
+    if bodies:
+        body = render.body(site, entry)
+        record["bytes"] = len(body)
+        record["md5"] = hashlib.md5(body).hexdigest()
+    return record
+
+
+def _entry_response(site: Site, entry: Entry) -> Response:
+    headers = [("Content-Type", render.content_type(entry))]
+    if entry.location is not None:
+        headers.append(("Location", entry.location))
+    return Response(entry.status, headers, render.body(site, entry))
+
+
+def _status_response(status: int, path: str) -> Response:
+    headers = [("Content-Type", "text/html; charset=utf-8")]
+    return Response(status, headers, render.status_page(status, path))

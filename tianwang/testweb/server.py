@@ -1,0 +1,106 @@
+"""Serve a SyntheticWeb over HTTP as a forward proxy on 127.0.0.1.
+
+A crawler points its proxy setting here and asks for `GET http://host/path HTTP/1.1`; the
+answer is `web.respond(url)`. An origin-form request (`GET /path` + Host) is answered the
+same way, so a browser or curl can look at one host directly.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from typing import IO
+
+from twisted.web import resource, server
+from twisted.web.server import Request
+
+from tianwang.testweb.model import SyntheticWeb
+
+logger = logging.getLogger(__name__)
+
+
+class AccessLog:
+    """One JSON line per request served, written and flushed in serving order."""
+
+    def __init__(self, path: str | None) -> None:
+        # Open for the server's whole life (not a with block); close() ends it at shutdown.
+        self._file: IO[str] | None = open(path, "a", encoding="utf-8") if path else None
+
+    def write(self, method: str, url: str, status: int, size: int) -> None:
+        if self._file is None:
+            return
+        line = {"time": time.time(), "method": method, "url": url, "status": status, "bytes": size}
+        self._file.write(json.dumps(line) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class ProxyResource(resource.Resource):
+    """Every request, whatever its path, is answered from the model."""
+
+    isLeaf = True
+
+    def __init__(self, web: SyntheticWeb, log: AccessLog) -> None:
+        super().__init__()
+        self.web, self.log = web, log
+
+    def render(self, request: Request) -> bytes:
+        method = request.method.decode("ascii", "replace")
+        url = request_url(request)
+        if method not in ("GET", "HEAD"):
+            request.setResponseCode(405)
+            request.setHeader(b"allow", b"GET, HEAD")
+            self.log.write(method, url, 405, 0)
+            return b""
+        answer = self.web.respond(url)
+        request.setResponseCode(answer.status)
+        for name, value in answer.headers:
+            request.setHeader(name.encode("ascii"), value.encode("ascii"))
+        if method == "HEAD":
+            # twisted sends no body for HEAD; the length is the one GET would send.
+            request.setHeader(b"content-length", str(len(answer.body)).encode("ascii"))
+            self.log.write(method, url, answer.status, 0)
+            return b""
+        self.log.write(method, url, answer.status, len(answer.body))
+        return answer.body
+
+
+def request_url(request: Request) -> str:
+    """The absolute url asked for: the request target itself, or Host + path."""
+    target = request.uri.decode("latin-1")
+    if target.startswith(("http://", "https://")):
+        return target.split("#", 1)[0]
+    host = (request.getHeader(b"host") or b"").decode("latin-1")
+    return f"http://{host}{target}"
+
+
+class QuietSite(server.Site):
+    """A Site without twisted's own access log: ours is AccessLog, in JSON."""
+
+    def log(self, request: Request) -> None:
+        return None
+
+
+def serve(web: SyntheticWeb, port: int = 0, access_log: str | None = None) -> int:
+    """Listen on 127.0.0.1:port, print the address first on stdout, serve until a signal."""
+    from twisted.internet import reactor
+
+    log = AccessLog(access_log)
+    site = QuietSite(ProxyResource(web, log))
+    site.displayTracebacks = False
+    listening = reactor.listenTCP(port, site, interface="127.0.0.1")  # type: ignore[attr-defined]
+    address = f"http://127.0.0.1:{listening.getHost().port}"
+    print(address, flush=True)
+    logger.info("serving %d hosts (seed %d) at %s", len(web.hosts), web.seed, address)
+    try:
+        reactor.run()  # type: ignore[attr-defined]  # SIGTERM and SIGINT stop it cleanly
+    finally:
+        log.close()
+        sys.stdout.flush()
+    return 0
