@@ -46,14 +46,10 @@ def testweb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestWeb]:
         yield TestWeb(web.address, log, load_truth(WEB_SEED, WEB_HOSTS), WEB_SEED, WEB_HOSTS)
 
 
-def scrapy_crawl(
-    spider: str,
-    args: dict[str, str],
-    settings: dict[str, str],
-    cwd: Path,
-    timeout: float = 400,
-) -> subprocess.CompletedProcess[str]:
-    """`scrapy crawl SPIDER -a k=v -s K=V` as a user runs it, in its own process."""
+def crawl_command(
+    spider: str, args: dict[str, str], settings: dict[str, str]
+) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of `scrapy crawl SPIDER -a k=v -s K=V`."""
     command = [sys.executable, "-m", "scrapy", "crawl", spider]
     for key, value in args.items():
         command += ["-a", f"{key}={value}"]
@@ -61,6 +57,18 @@ def scrapy_crawl(
         command += ["-s", f"{key}={value}"]
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "tianwang.settings", "PYTHONPATH": str(ROOT)}
     env.pop("http_proxy", None)
+    return command, env
+
+
+def scrapy_crawl(
+    spider: str,
+    args: dict[str, str],
+    settings: dict[str, str],
+    cwd: Path,
+    timeout: float = 400,
+) -> subprocess.CompletedProcess[str]:
+    """Run a crawl as a user runs it, in its own process, and wait for it."""
+    command, env = crawl_command(spider, args, settings)
     return subprocess.run(
         command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )

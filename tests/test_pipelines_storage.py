@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import time
 import zlib
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import project_crawler
-from tests.spec_reader import http_parts, read_records
+from tests.conftest import TestWeb, crawl_command, project_crawler, tianwang_cli
+from tests.spec_reader import SpecError, http_parts, read_records
 from tianwang.config import SettingError
 from tianwang.items import PageItem
 from tianwang.pipelines.storage import TianwangStoragePipeline
@@ -72,3 +75,41 @@ def test_a_data_dir_that_cannot_be_made_stops_the_crawl(tmp_path: Path) -> None:
     (tmp_path / "blocked").write_text("a file where the directory should be")
     with pytest.raises(SettingError, match="TIANWANG_DATA_DIR"):
         run_pipeline(tmp_path / "blocked" / "data", [])
+
+
+def complete_records(data_dir: Path) -> dict[Path, int]:
+    """Per file, how many records read cleanly before the first damaged one."""
+    counts = {}
+    for path in data_dir.glob("data_*/*/page.dat"):
+        blob, good = path.read_bytes(), 0
+        try:
+            for _ in read_records(blob):
+                good += 1
+        except (SpecError, ValueError, zlib.error):
+            pass  # the unfinished record a kill leaves behind: counted as not complete
+        counts[path] = good
+    return counts
+
+
+def test_kill_9_mid_crawl_loses_no_complete_record(testweb: TestWeb, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    homepages = [url for url, page in testweb.truth.items() if page["kind"] == "home"]
+    settings = {"TIANWANG_PROXY": testweb.address, "TIANWANG_DATA_DIR": str(data)}
+    command, env = crawl_command("site", {"seeds": ",".join(homepages)}, settings)
+    log = tmp_path / "crawl.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=err, stderr=err)
+    deadline = time.monotonic() + 120
+    while sum(f.stat().st_size for f in data.glob("data_*/*/page.dat")) < 2_000_000:
+        ended = proc.poll() is not None or time.monotonic() > deadline
+        assert not ended, f"crawl ended before the kill: {log.read_text()[-2000:]}"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = complete_records(data)
+    repair = tianwang_cli("records", "repair", str(data))
+    assert repair.returncode == 0, repair.stderr
+    verify = tianwang_cli("records", "verify", str(data))
+    assert verify.returncode == 0, verify.stderr
+    after = {path: len(read_records(path.read_bytes())) for path in before}
+    assert after == before and sum(after.values()) > 100

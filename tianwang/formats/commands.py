@@ -1,4 +1,4 @@
-"""`tianwang records ls|cat|verify`: list, print and check a tree of Tianwang record files."""
+"""`tianwang records ls|cat|verify|repair`: list, print, check and repair a record tree."""
 
 from __future__ import annotations
 
@@ -8,7 +8,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tianwang.formats.http import parse_http_response
-from tianwang.formats.record import Record, RecordError, encode_header, header_fields, iter_records
+from tianwang.formats.pagefile import PageFile
+from tianwang.formats.record import (
+    Record,
+    RecordError,
+    encode_header,
+    header_fields,
+    iter_records,
+    valid_end,
+)
 from tianwang.formats.store import page_path, record_files
 from tianwang.urls import url_host
 
@@ -24,6 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="read every record in full and check where it is filed")
     verify.add_argument("dir", help="data directory (the one holding data_<k>/)")
     verify.set_defaults(func=cmd_verify)
+    repair = sub.add_parser("repair", help="cut off records left unfinished by a crash")
+    repair.add_argument("dir", help="data directory (the one holding data_<k>/)")
+    repair.set_defaults(func=cmd_repair)
     return parser
 
 
@@ -208,3 +219,25 @@ def _record_problem(root: Path, path: Path, record: Record) -> str | None:
         found, wanted = path.relative_to(root).parent, expected.relative_to(root).parent
         return f"record of {record.url} belongs in {wanted}/, not {found}/"
     return None
+
+
+# -- repair ------------------------------------------------------------------------------
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    """What a crawl does on opening a file, for every file: after a crash, before verify."""
+    root = Path(args.dir)
+    if not root.is_dir():
+        _err(f"records repair: {root}: no such directory")
+        return 2
+    files = record_files(root)
+    damaged = [path for path in files if valid_end(path) < path.stat().st_size]
+    for path in damaged:
+        end = valid_end(path)
+        with PageFile(path) as page:
+            print(
+                f"{path}: cut {page.repaired_bytes} bytes at offset {end} "
+                f"(kept in {path.name}.cut-{end})"
+            )
+    print(f"repaired {len(damaged)} of {len(files)} files")
+    return 0
