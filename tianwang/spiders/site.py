@@ -17,12 +17,11 @@ from urllib.parse import urlsplit
 from scrapy import Request, Spider
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS
-from w3lib.url import safe_url_string
 
 from tianwang.config import get_bool, get_int, get_str_list
 from tianwang.items import PageItem
 from tianwang.seeds import load_seeds
-from tianwang.urls import url_host
+from tianwang.urls import safe_url, url_host
 
 _SKIPPED_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
 _LINK_XPATH = "//a/@href | //area/@href"
@@ -30,14 +29,15 @@ _LINK_XPATH = "//a/@href | //area/@href"
 
 class SiteSpider(Spider):
     name = "site"
+    # Set by from_crawler from the settings (defaults in tianwang/settings.py).
+    seed_urls: list[str]
+    max_levels: int
+    stay_in_host: bool
+    store_types: frozenset[str]
 
     def __init__(self, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.seeds_arg = seeds
-        self.seed_urls: list[str] = []
-        self.max_levels = 3
-        self.stay_in_host = True
-        self.store_types: frozenset[str] = frozenset({"text/html", "text/plain"})
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> SiteSpider:
@@ -64,17 +64,17 @@ class SiteSpider(Spider):
             self.crawler.stats.inc_value(f"tianwang/skipped/{mime or 'unknown'}")
         if self.max_levels and level >= self.max_levels:
             return
+        page_host = url_host(response.url)
         for url in links:
-            if self.follows(response.url, url):
+            if self.follows(page_host, url):
                 yield Request(url, callback=self.parse)
 
-    def follows(self, page_url: str, link: str) -> bool:
-        """Whether a link of this page is worth a request."""
-        parts = urlsplit(link)
-        if _extension(parts.path) in _SKIPPED_EXTENSIONS:
+    def follows(self, page_host: str, link: str) -> bool:
+        """Whether a link of a page on page_host is worth a request."""
+        if _extension(urlsplit(link).path) in _SKIPPED_EXTENSIONS:
             return False  # images, archives, media: never stored, not worth a fetch
         try:
-            return not self.stay_in_host or url_host(link) == url_host(page_url)
+            return not self.stay_in_host or url_host(link) == page_host
         except ValueError:  # a bad port or no host: a broken link, not a reason to stop
             return False
 
@@ -110,7 +110,7 @@ def _absolute(response: TextResponse, href: str) -> str | None:
         return None
     if not url.startswith(("http://", "https://")):
         return None
-    return safe_url_string(url.split("#", 1)[0], encoding=response.encoding)
+    return safe_url(url.split("#", 1)[0], encoding=response.encoding)
 
 
 def _extension(path: str) -> str:
