@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,41 +58,49 @@ class RecordStore:
     """Appends records to their hosts' page.dat, keeping at most max_open files open."""
 
     def __init__(
-        self, data_dir: str | os.PathLike[str], compress: bool = True, max_open: int = 64
+        self,
+        data_dir: str | os.PathLike[str],
+        compress: bool = True,
+        max_open: int = 64,
+        level: int = zlib.Z_DEFAULT_COMPRESSION,
     ) -> None:
         if max_open < 1:
             raise ValueError(f"max_open must be at least 1, not {max_open}")
         self.data_dir = Path(data_dir)
         self.compress = compress
+        self.level = level
         self.max_open = max_open
         self.records = 0
         self.bytes_written = 0
         self.hosts: set[str] = set()
         self._open: OrderedDict[Path, PageFile] = OrderedDict()
-        # Repair reads a whole file; once per file per session is enough, since only we
-        # write to it between a close and a reopen.
-        self._checked: set[Path] = set()
+        # Each host's file, computed once (an md5 and a name check per record add up). A
+        # file in here was also repaired already: repair reads a whole file, and once per
+        # session is enough, since only we write to it between a close and a reopen.
+        self._paths: dict[str, Path] = {}
 
     def write(self, host: str, record: Record) -> tuple[Path, int]:
         """Append record to host's page.dat; return the file and the record's offset."""
-        page = self._page(page_path(self.data_dir, host))
+        page = self._page(host)
         offset = page.append(record)
         self.records += 1
         self.bytes_written += page.size - offset
         self.hosts.add(host.lower())
         return page.path, offset
 
-    def _page(self, path: Path) -> PageFile:
-        page = self._open.get(path)
+    def _page(self, host: str) -> PageFile:
+        path = self._paths.get(host)
+        page = self._open.get(path) if path is not None else None
         if page is not None:
             self._open.move_to_end(path)
             return page
         while len(self._open) >= self.max_open:
             _path, oldest = self._open.popitem(last=False)
             oldest.close()
-        page = PageFile(path, self.compress, repair=path not in self._checked)
-        self._checked.add(path)
-        self._open[path] = page
+        first_open = path is None
+        if path is None:
+            path = self._paths[host] = page_path(self.data_dir, host)
+        page = self._open[path] = PageFile(path, self.compress, level=self.level, repair=first_open)
         return page
 
     @property
