@@ -10,6 +10,8 @@ def test_int_bounds_and_errors_name_the_setting() -> None:
     for name in ("B", "C", "D"):
         with pytest.raises(SettingError, match=f"setting {name}="):
             get_int(settings, name, minimum=0)
+    with pytest.raises(SettingError, match="<= 2"):
+        get_int(settings, "A", maximum=2)
 
 
 def test_bool_accepts_scrapy_spellings_and_rejects_others() -> None:

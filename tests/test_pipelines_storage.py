@@ -59,7 +59,15 @@ def test_item_becomes_a_compressed_record_in_its_host_file(tmp_path: Path) -> No
     status, headers, body = http_parts(record["data"])
     assert (status, body) == (200, GBK_BODY)
     assert "transfer-encoding" not in headers and "content-length" not in headers
-    assert zlib.decompress(blob[blob.index(b"\n\n") + 2 : -1]) == record["data"]
+    # The project's default level (1), byte for byte.
+    assert blob[blob.index(b"\n\n") + 2 : -1] == zlib.compress(record["data"], 1)
+
+
+def test_compress_level_setting_is_honoured(tmp_path: Path) -> None:
+    run_pipeline(tmp_path, [make_item()], TIANWANG_COMPRESS_LEVEL=9)
+    blob = next(tmp_path.glob("data_*/*/page.dat")).read_bytes()
+    (record,) = read_records(blob)
+    assert blob[blob.index(b"\n\n") + 2 : -1] == zlib.compress(record["data"], 9)
 
 
 def test_plain_form_and_no_origin_without_redirect(tmp_path: Path) -> None:

@@ -196,6 +196,9 @@ def test_plain_records_carry_no_unzip_length(tmp_path: Path, small_web: TestWeb)
     assert records and all("unzip-length" not in record["header"] for record in records)
 
 
+ONE_HOST = {"seeds": "www.example.com"}
+
+
 @pytest.mark.parametrize(
     ("args", "settings", "named"),
     [
@@ -206,11 +209,12 @@ def test_plain_records_carry_no_unzip_length(tmp_path: Path, small_web: TestWeb)
             "malformed seed url: 'http://[bad/'",
         ),
         ({}, {}, "no seeds"),
-        ({"seeds": "www.example.com"}, {"TIANWANG_MAX_LEVELS": "-1"}, "TIANWANG_MAX_LEVELS"),
-        ({"seeds": "www.example.com"}, {"TIANWANG_MAX_LEVELS": "three"}, "TIANWANG_MAX_LEVELS"),
-        ({"seeds": "www.example.com"}, {"TIANWANG_STAY_IN_HOST": "maybe"}, "TIANWANG_STAY_IN_HOST"),
-        ({"seeds": "www.example.com"}, {"TIANWANG_PROXY": "127.0.0.1:8080"}, "TIANWANG_PROXY"),
-        ({"seeds": "www.example.com"}, {"TIANWANG_MAX_OPEN_FILES": "0"}, "TIANWANG_MAX_OPEN_FILES"),
+        (ONE_HOST, {"TIANWANG_MAX_LEVELS": "-1"}, "TIANWANG_MAX_LEVELS"),
+        (ONE_HOST, {"TIANWANG_MAX_LEVELS": "three"}, "TIANWANG_MAX_LEVELS"),
+        (ONE_HOST, {"TIANWANG_STAY_IN_HOST": "maybe"}, "TIANWANG_STAY_IN_HOST"),
+        (ONE_HOST, {"TIANWANG_PROXY": "127.0.0.1:8080"}, "TIANWANG_PROXY"),
+        (ONE_HOST, {"TIANWANG_MAX_OPEN_FILES": "0"}, "TIANWANG_MAX_OPEN_FILES"),
+        (ONE_HOST, {"TIANWANG_COMPRESS_LEVEL": "10"}, "TIANWANG_COMPRESS_LEVEL"),
     ],
 )
 def test_bad_seeds_or_settings_stop_the_crawl_at_start(

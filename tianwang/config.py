@@ -18,7 +18,9 @@ class SettingError(ValueError):
         self.name = name
 
 
-def get_int(settings: Any, name: str, minimum: int | None = None) -> int:
+def get_int(
+    settings: Any, name: str, minimum: int | None = None, maximum: int | None = None
+) -> int:
     value = settings.get(name)
     try:
         number = int(value)
@@ -28,6 +30,8 @@ def get_int(settings: Any, name: str, minimum: int | None = None) -> int:
         raise SettingError(name, value, "a whole number")
     if minimum is not None and number < minimum:
         raise SettingError(name, value, f"a whole number >= {minimum}")
+    if maximum is not None and number > maximum:
+        raise SettingError(name, value, f"a whole number <= {maximum}")
     return number
 
 

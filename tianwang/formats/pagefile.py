@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import zlib
 from pathlib import Path
 from types import TracebackType
 
@@ -22,10 +23,16 @@ class PageFile:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], compress: bool = True, *, repair: bool = True
+        self,
+        path: str | os.PathLike[str],
+        compress: bool = True,
+        *,
+        level: int = zlib.Z_DEFAULT_COMPRESSION,
+        repair: bool = True,
     ) -> None:
         self.path = Path(path)
         self.compress = compress
+        self.level = level
         self.repaired_bytes = 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if repair:
@@ -59,7 +66,7 @@ class PageFile:
 
     def append(self, record: Record) -> int:
         """Write one record in a single write and return the offset it starts at."""
-        data = encode_record(record, self.compress)  # may raise: nothing written yet
+        data = encode_record(record, self.compress, self.level)  # may raise: nothing written yet
         offset = self.size
         try:
             self._write_all(data)

@@ -69,12 +69,14 @@ def format_date(timestamp: float) -> str:
 # -- writing -----------------------------------------------------------------------------
 
 
-def encode_record(record: Record, compress: bool = True) -> bytes:
-    """The bytes of one record; DATA is zlib-compressed unless compress is False."""
+def encode_record(
+    record: Record, compress: bool = True, level: int = zlib.Z_DEFAULT_COMPRESSION
+) -> bytes:
+    """The bytes of one record; DATA is zlib-compressed (at `level`) unless compress is False."""
     if record.date is None:  # every record carries its crawl time; the writer's clock is it
         record = replace(record, date=format_date(time.time()))
     data = bytes(record.data)
-    stored = zlib.compress(data) if compress else data
+    stored = zlib.compress(data, level) if compress else data
     fields = header_fields(record)
     if compress:
         fields.append(("unzip-length", str(len(data))))

@@ -16,9 +16,10 @@ logger = logging.getLogger(__name__)
 
 
 class TianwangStoragePipeline:
-    def __init__(self, data_dir: str, compress: bool = True, max_open: int = 64) -> None:
+    def __init__(self, data_dir: str, compress: bool, max_open: int, level: int) -> None:
         self.data_dir = Path(data_dir)
         self.compress = compress
+        self.level = level
         self.max_open = max_open
         self.store: RecordStore | None = None
         self.stats: Any = None
@@ -31,6 +32,7 @@ class TianwangStoragePipeline:
             data_dir=get_nonempty_str(settings, "TIANWANG_DATA_DIR"),
             compress=get_bool(settings, "TIANWANG_COMPRESS"),
             max_open=get_int(settings, "TIANWANG_MAX_OPEN_FILES", minimum=1),
+            level=get_int(settings, "TIANWANG_COMPRESS_LEVEL", minimum=1, maximum=9),
         )
         pipeline.stats = crawler.stats
         return pipeline
@@ -42,7 +44,9 @@ class TianwangStoragePipeline:
             raise SettingError(
                 "TIANWANG_DATA_DIR", str(self.data_dir), f"a writable directory ({exc.strerror})"
             ) from None
-        self.store = RecordStore(self.data_dir, compress=self.compress, max_open=self.max_open)
+        self.store = RecordStore(
+            self.data_dir, compress=self.compress, max_open=self.max_open, level=self.level
+        )
         self.started = time.monotonic()
 
     def process_item(self, item: Any) -> Any:
@@ -56,6 +60,7 @@ class TianwangStoragePipeline:
         self.store.close()
         elapsed = max(time.monotonic() - self.started, 1e-9)
         self.stats.set_value("tianwang/storage/hosts", len(self.store.hosts))
+        self.stats.set_value("tianwang/storage/bytes_on_disk", self.store.bytes_written)
         logger.info(
             "stored %d pages from %d hosts, %d bytes on disk, %.1f pages/s, in %s",
             self.store.records,
