@@ -32,12 +32,13 @@ def register(subparsers: Any) -> None:
 
 def _web_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, required=True, help="the web's seed")
-    parser.add_argument("--hosts", type=_positive, required=True, help="number of hosts (>= 1)")
-    parser.add_argument("--max-pages", type=_positive, default=300,
+    parser.add_argument("--hosts", type=positive_int, required=True, help="number of hosts (>= 1)")
+    parser.add_argument("--max-pages", type=positive_int, default=300,
                         help="largest site size in pages (default 300)")
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
     value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")

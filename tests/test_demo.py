@@ -1,0 +1,39 @@
+"""`tianwang demo`, the README's first command, on a small web."""
+
+import re
+from pathlib import Path
+
+from tests.conftest import tianwang_cli
+from tests.spec_reader import http_parts, read_records
+
+
+def test_demo_crawls_the_test_web_and_reports_what_it_stored(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    result = tianwang_cli("demo", "--hosts", "6", "--data-dir", str(data), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    last = result.stdout.strip().splitlines()[-1]
+    summary = r"pages (\d+), hosts (\d+), bytes (\d+) \((\d+) on disk in .+\), ([\d.]+) pages/s"
+    match = re.fullmatch(summary + r" over [\d.]+ s", last)
+    assert match, last
+    pages, hosts, body_bytes, on_disk = (int(match.group(i)) for i in range(1, 5))
+    files = list(data.glob("data_*/*/page.dat"))
+    records = [record for path in files for record in read_records(path.read_bytes())]
+    assert pages == len(records) > 0 and hosts == len(files) == 6
+    assert body_bytes == sum(len(http_parts(record["data"])[2]) for record in records)
+    assert on_disk == sum(path.stat().st_size for path in files)
+    assert float(match.group(5)) > 0
+
+
+def test_demo_refuses_a_data_dir_that_holds_records(tmp_path: Path) -> None:
+    (tmp_path / "data" / "data_7" / "www.a.com").mkdir(parents=True)
+    page = tmp_path / "data" / "data_7" / "www.a.com" / "page.dat"
+    page.write_bytes(b"earlier crawl")
+    result = tianwang_cli("demo", "--hosts", "2", cwd=tmp_path)
+    assert result.returncode == 2 and "already holds records" in result.stderr
+    assert page.read_bytes() == b"earlier crawl"
+
+
+def test_demo_rejects_a_bad_host_count(tmp_path: Path) -> None:
+    result = tianwang_cli("demo", "--hosts", "0", cwd=tmp_path)
+    assert result.returncode == 2 and "--hosts" in result.stderr
+    assert not (tmp_path / "data").exists()
