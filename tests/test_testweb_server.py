@@ -29,6 +29,8 @@ from urllib.robotparser import RobotFileParser
 
 import pytest
 
+from tests.truth import load_truth
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED, HOSTS = 5, 40
 META_CHARSET = re.compile(rb"""<meta[^>]*charset=["']?([\w-]+)""", re.IGNORECASE)
@@ -95,21 +97,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.fixture(scope="module")
 def truth() -> dict[str, dict]:
     """The truth as the `testweb truth` command prints it."""
-    command = [
-        sys.executable,
-        "-m",
-        "tianwang.cli",
-        "testweb",
-        "truth",
-        "--seed",
-        str(SEED),
-        "--hosts",
-        str(HOSTS),
-    ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run(command, check=True, capture_output=True, env=env, timeout=120).stdout
-    records = [json.loads(line) for line in out.splitlines()]
-    return {record["url"]: record for record in records}
+    return load_truth(SEED, HOSTS)
 
 
 class NoRedirects(urllib.request.HTTPRedirectHandler):
