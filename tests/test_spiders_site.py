@@ -230,3 +230,9 @@ def test_bad_seeds_or_settings_stop_the_crawl_at_start(
     assert result.returncode != 0
     assert named in result.stderr.strip().splitlines()[-1]
     assert not list(tmp_path.glob("data/data_*"))
+
+
+def test_no_code_executing_port_is_opened(crawl: dict) -> None:
+    enabled = crawl["stderr"].split("Enabled extensions:", 1)[1].split("]", 1)[0]
+    assert "CoreStats" in enabled  # the list is there and was read
+    assert "RemoteControl" not in enabled and "TelnetConsole" not in enabled

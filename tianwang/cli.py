@@ -1,4 +1,4 @@
-"""The ``tianwang`` command: test web, record tools and the demo crawl.
+"""The tianwang command: test web, record tools and the demo crawl.
 
 Each package registers its own subcommands, so this module only assembles them.
 """
