@@ -1,4 +1,4 @@
-"""`tianwang records ls|cat|verify`, run as a user runs them: the real command in a subprocess."""
+"""`tianwang records ls|cat|verify|repair` as a user runs them: the real command, a subprocess."""
 
 from __future__ import annotations
 
@@ -99,6 +99,25 @@ def test_ls_stops_at_a_bad_record_after_printing_what_it_listed(tree: Path) -> N
         "http://a.test/new",
     ]
     assert f"{path}: offset {good_size}: truncated" in result.stderr.decode()
+
+
+def test_repair_cuts_only_the_unfinished_record_then_verify_passes(tree: Path) -> None:
+    path = tree / bucket("a.test")
+    good_size = path.stat().st_size
+    cut = b"version: 1.0\nurl: http://a.test/cut\nlength: 900\n\n<html>"
+    with path.open("ab") as file:
+        file.write(cut)
+    assert tianwang("records", "verify", tree).returncode == 1
+    result = tianwang("records", "repair", tree)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().splitlines() == [
+        f"{path}: cut {len(cut)} bytes at offset {good_size} (kept in page.dat.cut-{good_size})",
+        "repaired 1 of 3 files",
+    ]
+    assert path.stat().st_size == good_size
+    assert path.with_name(f"page.dat.cut-{good_size}").read_bytes() == cut
+    assert tianwang("records", "verify", tree).stdout.decode().startswith("OK: 5 records")
+    assert tianwang("records", "repair", tree).stdout.decode() == "repaired 0 of 3 files\n"
 
 
 def test_verify_passes_a_good_tree(tree: Path) -> None:

@@ -15,7 +15,6 @@ from tianwang.formats.record import (
     encode_header,
     header_fields,
     iter_records,
-    valid_end,
 )
 from tianwang.formats.store import page_path, record_files
 from tianwang.urls import url_host
@@ -66,13 +65,22 @@ def _text(line: str) -> bytes:
     return line.encode("utf-8", "surrogateescape")
 
 
+def _data_dir(command: str, name: str) -> Path | None:
+    """The data directory a command was given, or None after saying why it is not one."""
+    root = Path(name)
+    if not root.is_dir():
+        what = "not a directory" if root.exists() else "no such directory"
+        _err(f"records {command}: {root}: {what}")
+        return None
+    return root
+
+
 # -- ls ----------------------------------------------------------------------------------
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
-    root = Path(args.dir)
-    if not root.is_dir():
-        _err(f"records ls: {root}: no such directory")
+    root = _data_dir("ls", args.dir)
+    if root is None:
         return 2
     for path in record_files(root):
         try:
@@ -171,10 +179,8 @@ def _print_record(record: Record, body_only: bool) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    root = Path(args.dir)
-    if not root.is_dir():
-        what = "not a directory" if root.exists() else "no such directory"
-        _err(f"records verify: {root}: {what}")
+    root = _data_dir("verify", args.dir)
+    if root is None:
         return 2
     files = record_files(root)
     records, problems = 0, []
@@ -226,18 +232,17 @@ def _record_problem(root: Path, path: Path, record: Record) -> str | None:
 
 def cmd_repair(args: argparse.Namespace) -> int:
     """What a crawl does on opening a file, for every file: after a crash, before verify."""
-    root = Path(args.dir)
-    if not root.is_dir():
-        _err(f"records repair: {root}: no such directory")
+    root = _data_dir("repair", args.dir)
+    if root is None:
         return 2
-    files = record_files(root)
-    damaged = [path for path in files if valid_end(path) < path.stat().st_size]
-    for path in damaged:
-        end = valid_end(path)
-        with PageFile(path) as page:
-            print(
-                f"{path}: cut {page.repaired_bytes} bytes at offset {end} "
-                f"(kept in {path.name}.cut-{end})"
-            )
-    print(f"repaired {len(damaged)} of {len(files)} files")
+    files, repaired = record_files(root), 0
+    for path in files:
+        with PageFile(path) as page:  # opening repairs: one read of each file
+            if page.repaired_bytes:
+                repaired += 1
+                print(
+                    f"{path}: cut {page.repaired_bytes} bytes at offset {page.size} "
+                    f"(kept in {path.name}.cut-{page.size})"
+                )
+    print(f"repaired {repaired} of {len(files)} files")
     return 0

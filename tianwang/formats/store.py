@@ -72,7 +72,6 @@ class RecordStore:
         self.max_open = max_open
         self.records = 0
         self.bytes_written = 0
-        self.hosts: set[str] = set()
         self._open: OrderedDict[Path, PageFile] = OrderedDict()
         # Each host's file, computed once (an md5 and a name check per record add up). A
         # file in here was also repaired already: repair reads a whole file, and once per
@@ -81,11 +80,10 @@ class RecordStore:
 
     def write(self, host: str, record: Record) -> tuple[Path, int]:
         """Append record to host's page.dat; return the file and the record's offset."""
-        page = self._page(host)
+        page = self._page(host.lower())
         offset = page.append(record)
         self.records += 1
         self.bytes_written += page.size - offset
-        self.hosts.add(host.lower())
         return page.path, offset
 
     def _page(self, host: str) -> PageFile:
@@ -102,6 +100,11 @@ class RecordStore:
             path = self._paths[host] = page_path(self.data_dir, host)
         page = self._open[path] = PageFile(path, self.compress, level=self.level, repair=first_open)
         return page
+
+    @property
+    def hosts(self) -> set[str]:
+        """The hosts whose file this store opened (to write to it) in this session."""
+        return set(self._paths)
 
     @property
     def open_files(self) -> int:
