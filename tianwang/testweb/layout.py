@@ -10,7 +10,7 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from random import Random
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from tianwang.testweb.site import Entry
@@ -56,7 +56,11 @@ _CUMULATIVE: dict[int, list[float]] = {}
 T = TypeVar("T")
 
 
-def pick(rng: Random, items: Sequence[T]) -> T:
+class Draws(Protocol):
+    def random(self) -> float: ...
+
+
+def pick(rng: Draws, items: Sequence[T]) -> T:
     """rng.choice without its rejection loop, for the per-page draws (one float each)."""
     return items[int(rng.random() * len(items))]
 

@@ -7,15 +7,11 @@ the same in truth() and in the server, whatever was rendered before it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from random import Random
-from typing import TypeVar
 
-from tianwang.testweb.layout import relative_href
+from tianwang.testweb.layout import pick, relative_href
 from tianwang.testweb.site import Entry, Site
 from tianwang.testweb.text import ANCHOR_TEXTS, PARAGRAPH_COUNT, RINGS
-
-T = TypeVar("T")
 
 MIN_BODY, MAX_BODY = 2000, 10000  # bytes of running text in a page, besides links and markup
 RESOURCE_SIZES = {"image": (500, 8000), "pdf": (3000, 30000), "binary": (2000, 40000)}
@@ -92,11 +88,6 @@ class Draws:
         return value / (1 << self.BITS)
 
 
-def _pick(rng: Draws, items: Sequence[T]) -> T:
-    """rng.choice without its rejection loop: bodies make many draws."""
-    return items[int(rng.random() * len(items))]
-
-
 def _between(rng: Draws, low: int, high: int) -> int:
     return low + int(rng.random() * (high - low + 1))
 
@@ -113,14 +104,14 @@ def _run(rng: Draws, charset: str, form: str) -> tuple[bytes, bytes]:
 def _text(site: Site, entry: Entry, rng: Draws) -> bytes:
     charset = entry.charset or "utf-8"
     first, second = _run(rng, charset, "text")
-    title = f"{_pick(rng, ANCHOR_TEXTS)}\n{site.host}{entry.path}\n\n".encode(charset)
+    title = f"{pick(rng, ANCHOR_TEXTS)}\n{site.host}{entry.path}\n\n".encode(charset)
     return b"".join((title, first, second))
 
 
 def _html(site: Site, entry: Entry, rng: Draws) -> bytes:
     """Head, nav links, text, the content links in two blocks, more text, footer."""
     charset = entry.charset or "utf-8"
-    title = _pick(rng, ANCHOR_TEXTS)
+    title = pick(rng, ANCHOR_TEXTS)
     base = f"http://{site.host}"
     anchors = [_anchor(site, entry, rng, base, url) for url in entry.links]
     first, second = _run(rng, charset, "html")

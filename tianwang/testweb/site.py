@@ -47,10 +47,7 @@ class Entry:
 
 @dataclass(slots=True)
 class Site:
-    index: int
     host: str
-    size: int  # text pages: home, html and text
-    encoding: str
     robots: str | None  # robots.txt body, None when the host has none
     entries: dict[str, Entry]
 
@@ -92,7 +89,7 @@ class SiteBuilder:
         robots_text = self._robots(dirs, private) if robots else None
         self._distances(home)
         self.entries[f"http://{self.host}/robots.txt"] = _robots_entry(self.host, robots_text)
-        return Site(self.index, self.host, self.size, self.encoding, robots_text, self.entries)
+        return Site(self.host, robots_text, self.entries)
 
     # -- urls ---------------------------------------------------------------------------
 
