@@ -9,89 +9,34 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
-import os
 import random
 import re
-import selectors
-import signal
-import subprocess
-import sys
+import socket
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import IO
 from urllib.parse import urldefrag, urljoin, urlsplit
 from urllib.robotparser import RobotFileParser
 
 import pytest
 
 from tests.truth import load_truth
+from tianwang.testweb.launcher import TestWebError, TestWebProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED, HOSTS = 5, 40
 META_CHARSET = re.compile(rb"""<meta[^>]*charset=["']?([\w-]+)""", re.IGNORECASE)
 
 
-@dataclass
-class Server:
-    proc: subprocess.Popen[bytes]
-    address: str
-    stderr: IO[bytes]
-
-    @property
-    def port(self) -> int:
-        return int(self.address.rsplit(":", 1)[1])
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        code = self.proc.wait(timeout=20)
-        assert self.proc.stdout is not None
-        self.proc.stdout.close()
-        self.stderr.close()
-        return code
-
-
-def start_server(tmp: Path, *extra: str) -> Server:
-    """The serve command in a subprocess; its first stdout line is its address."""
-    command = [
-        sys.executable,
-        "-m",
-        "tianwang.cli",
-        "testweb",
-        "serve",
-        "--seed",
-        str(SEED),
-        "--hosts",
-        str(HOSTS),
-        "--port",
-        "0",
-        *extra,
-    ]
-    stderr = (tmp / "server.err").open("wb")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, env=env)
-    assert proc.stdout is not None
-    with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        ready = selector.select(timeout=60)
-    address = proc.stdout.readline().decode().strip() if ready else ""
-    server = Server(proc, address, stderr)
-    if not re.fullmatch(r"http://127\.0\.0\.1:\d+", address):
-        server.stop()
-        pytest.fail(f"no address from the server: {address!r} {(tmp / 'server.err').read_text()}")
-    return server
-
-
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    running = start_server(tmp_path_factory.mktemp("testweb"))
+def server() -> Iterator[TestWebProcess]:
+    running = TestWebProcess(SEED, HOSTS)
+    running.start()
     yield running
-    assert running.stop() == 0
+    assert running.stop() == 0  # SIGTERM ends it cleanly
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +53,7 @@ class NoRedirects(urllib.request.HTTPRedirectHandler):
 Fetched = tuple[int, http.client.HTTPMessage, bytes]
 
 
-def fetch(server: Server, url: str, method: str = "GET") -> Fetched:
+def fetch(server: TestWebProcess, url: str, method: str = "GET") -> Fetched:
     opener = urllib.request.build_opener(
         urllib.request.ProxyHandler({"http": server.address}), NoRedirects
     )
@@ -165,7 +110,7 @@ def sample(truth: dict[str, dict]) -> list[str]:
     return list(dict.fromkeys(urls))
 
 
-def test_served_responses_equal_the_truth(server: Server, truth: dict[str, dict]) -> None:
+def test_served_responses_equal_the_truth(server: TestWebProcess, truth: dict[str, dict]) -> None:
     kinds = set()
     for url in sample(truth):
         record = truth[url]
@@ -184,7 +129,9 @@ def test_served_responses_equal_the_truth(server: Server, truth: dict[str, dict]
     assert len(kinds) == 10
 
 
-def test_gbk_pages_are_gbk_and_utf8_pages_utf8(server: Server, truth: dict[str, dict]) -> None:
+def test_gbk_pages_are_gbk_and_utf8_pages_utf8(
+    server: TestWebProcess, truth: dict[str, dict]
+) -> None:
     pages = [r for r in truth.values() if r["kind"] == "html"]
     for charset in ("gbk", "utf-8"):
         chosen = [r for r in pages if r["charset"] == charset][:10]
@@ -201,7 +148,9 @@ def test_gbk_pages_are_gbk_and_utf8_pages_utf8(server: Server, truth: dict[str, 
     assert ways == {True, False}
 
 
-def test_robots_txt_agrees_with_robots_allowed(server: Server, truth: dict[str, dict]) -> None:
+def test_robots_txt_agrees_with_robots_allowed(
+    server: TestWebProcess, truth: dict[str, dict]
+) -> None:
     hosts = list(dict.fromkeys(r["host"] for r in truth.values()))
     blocked = 0
     for host in hosts:
@@ -215,7 +164,7 @@ def test_robots_txt_agrees_with_robots_allowed(server: Server, truth: dict[str, 
     assert blocked
 
 
-def test_head_unknown_hosts_and_paths(server: Server, truth: dict[str, dict]) -> None:
+def test_head_unknown_hosts_and_paths(server: TestWebProcess, truth: dict[str, dict]) -> None:
     page = next(r for r in truth.values() if r["kind"] == "html")
     status, headers, body = fetch(server, page["url"], "HEAD")
     assert (status, body) == (200, b"")
@@ -225,7 +174,9 @@ def test_head_unknown_hosts_and_paths(server: Server, truth: dict[str, dict]) ->
     assert status == 404 and headers["Content-Type"].startswith("text/html")
 
 
-def test_keep_alive_and_origin_form_requests(server: Server, truth: dict[str, dict]) -> None:
+def test_keep_alive_and_origin_form_requests(
+    server: TestWebProcess, truth: dict[str, dict]
+) -> None:
     pages = [r for r in truth.values() if r["kind"] in ("home", "html")][:5]
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     try:
@@ -248,7 +199,8 @@ def test_keep_alive_and_origin_form_requests(server: Server, truth: dict[str, di
 
 def test_access_log_and_clean_stop(tmp_path: Path, truth: dict[str, dict]) -> None:
     log = tmp_path / "access.jsonl"
-    running = start_server(tmp_path, "--access-log", str(log))
+    running = TestWebProcess(SEED, HOSTS, access_log=log)
+    running.start()
     try:
         records = list(truth.values())[:6]
         asked = [(r["url"], "GET") for r in records] + [(records[0]["url"], "HEAD")]
@@ -266,3 +218,14 @@ def test_access_log_and_clean_stop(tmp_path: Path, truth: dict[str, dict]) -> No
     for entry, record in zip(entries, records, strict=False):
         assert (entry["status"], entry["bytes"]) == (record["status"], record["bytes"])
     assert entries[-2]["bytes"] == 0 and entries[-1]["status"] == 404
+
+
+def test_a_server_that_cannot_listen_says_why() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = str(taken.getsockname()[1])
+        said = f"did not start: '' tianwang testweb serve: cannot listen on 127.0.0.1:{busy}"
+        reason = re.escape(said) + ".*(?i:address already in use)"
+        with pytest.raises(TestWebError, match=reason):
+            TestWebProcess(SEED, HOSTS, extra_args=("--port", busy)).start()

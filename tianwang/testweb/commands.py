@@ -33,8 +33,12 @@ def register(subparsers: Any) -> None:
 def _web_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, required=True, help="the web's seed")
     parser.add_argument("--hosts", type=positive_int, required=True, help="number of hosts (>= 1)")
-    parser.add_argument("--max-pages", type=positive_int, default=300,
-                        help="largest site size in pages (default 300)")
+    parser.add_argument(
+        "--max-pages",
+        type=positive_int,
+        default=300,
+        help="largest site size in pages (default 300)",
+    )
 
 
 def positive_int(text: str) -> int:
@@ -66,9 +70,21 @@ def _web(args: argparse.Namespace) -> SyntheticWeb:
 def run_serve(args: argparse.Namespace) -> int:
     from tianwang.testweb.server import serve
 
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s %(levelname)s: %(message)s")
-    return serve(_web(args), port=args.port, access_log=args.access_log)
+    logging.basicConfig(
+        level=logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(name)s %(levelname)s: %(message)s",
+    )
+    from twisted.internet.error import CannotListenError
+
+    try:
+        return serve(_web(args), port=args.port, access_log=args.access_log)
+    except CannotListenError as exc:
+        print(
+            f"tianwang testweb serve: cannot listen on 127.0.0.1:{args.port}: {exc.socketError}",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def run_truth(args: argparse.Namespace) -> int:

@@ -19,6 +19,8 @@ from typing import IO
 class TestWebError(RuntimeError):
     """The test web did not start; the message carries what it printed."""
 
+    __test__ = False  # not a pytest test class, despite the name
+
 
 class TestWebProcess:
     __test__ = False  # not a pytest test class, despite the name
@@ -47,16 +49,24 @@ class TestWebProcess:
         self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         first = self._first_line()
         if not first.startswith("http://"):
+            self.proc.kill()  # then its stderr ends, and can be read whole
+            self.proc.wait()
+            message = f"test web did not start: {first!r} {self._stderr()}"
             self.stop()
-            raise TestWebError(f"test web did not start: {first!r} {self._stderr()}")
+            raise TestWebError(message)
         self.address = first
         self._drain(self.proc.stdout)
         self._drain(self.proc.stderr)
         return self.address
 
-    def stop(self) -> None:
+    @property
+    def port(self) -> int:
+        return int(self.address.rsplit(":", 1)[1])
+
+    def stop(self) -> int | None:
+        """Stop the server (SIGTERM, then SIGKILL after 10 s); its exit code."""
         if self.proc is None:
-            return
+            return None
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -69,6 +79,7 @@ class TestWebProcess:
         for pipe in (self.proc.stdout, self.proc.stderr):
             if pipe is not None:
                 pipe.close()
+        return self.proc.returncode
 
     def __enter__(self) -> TestWebProcess:
         self.start()
