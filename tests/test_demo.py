@@ -9,6 +9,8 @@ from tests.spec_reader import http_parts, read_records
 
 def test_demo_crawls_the_test_web_and_reports_what_it_stored(tmp_path: Path) -> None:
     data = tmp_path / "data"
+    # Another project's scrapy.cfg here must not leak into the demo's settings.
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = otherproject.settings\n")
     result = tianwang_cli("demo", "--hosts", "6", "--data-dir", str(data), cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     last = result.stdout.strip().splitlines()[-1]

@@ -58,11 +58,12 @@ def run(args: argparse.Namespace) -> int:
 def crawl(proxy: str, seeds: list[str], data_dir: str) -> dict[str, Any]:
     """Run the `site` spider in this process; return its stats."""
     from scrapy.crawler import CrawlerProcess
-    from scrapy.utils.project import get_project_settings
+    from scrapy.settings import Settings
 
     from tianwang.spiders.site import SiteSpider
 
-    settings = get_project_settings()
+    # tianwang's settings only: not those of whatever scrapy.cfg the current directory holds.
+    settings = Settings()
     settings.setmodule("tianwang.settings", priority="project")
     settings.setdict(
         {**DEMO_SETTINGS, "TIANWANG_PROXY": proxy, "TIANWANG_DATA_DIR": data_dir},
