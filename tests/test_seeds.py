@@ -35,6 +35,13 @@ def test_bad_seed_arguments_name_the_problem(value: str, message: str) -> None:
         load_seeds(value)
 
 
+def test_a_seeds_file_in_another_encoding_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.txt"
+    path.write_bytes("http://www.a.cn/新闻/\n".encode("gbk"))
+    with pytest.raises(SeedError, match=f"seeds file {path} is not UTF-8 \\(byte 16\\)"):
+        load_seeds(str(path))
+
+
 def test_host_with_path_is_a_url_not_a_file() -> None:
     assert load_seeds("www.a.com/news") == ["http://www.a.com/news"]
 

@@ -32,7 +32,10 @@ def load_seeds(value: str | None) -> list[str]:
 def _read_entries(value: str) -> list[str]:
     path = Path(value)
     if _is_file(path):
-        lines = path.read_text(encoding="utf-8").splitlines()
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as exc:
+            raise SeedError(f"seeds file {value} is not UTF-8 (byte {exc.start})") from None
         return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
     if _looks_like_path(value):
         raise SeedError(f"seeds file not found: {value}")
