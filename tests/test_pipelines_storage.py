@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TestWeb, crawl_command, project_crawler, tianwang_cli
+from tests.conftest import WEB_HOSTS, WEB_SEED, crawl_command, project_crawler, tianwang_cli
 from tests.spec_reader import SpecError, http_parts, read_records
 from tianwang.config import SettingError
 from tianwang.items import PageItem
 from tianwang.pipelines.storage import TianwangStoragePipeline
+from tianwang.testweb.launcher import TestWebProcess
+from tianwang.testweb.model import SyntheticWeb
 
 GBK_BODY = "<html><title>天网</title></html>".encode("gbk")
 
@@ -99,11 +101,11 @@ def complete_records(data_dir: Path) -> dict[Path, int]:
     return counts
 
 
-def test_kill_9_mid_crawl_loses_no_complete_record(testweb: TestWeb, tmp_path: Path) -> None:
+def kill_mid_crawl(proxy: str, seeds: list[str], tmp_path: Path) -> None:
+    """Start a crawl into tmp_path/data and SIGKILL it once it has stored 2 MB."""
     data = tmp_path / "data"
-    homepages = [url for url, page in testweb.truth.items() if page["kind"] == "home"]
-    settings = {"TIANWANG_PROXY": testweb.address, "TIANWANG_DATA_DIR": str(data)}
-    command, env = crawl_command("site", {"seeds": ",".join(homepages)}, settings)
+    settings = {"TIANWANG_PROXY": proxy, "TIANWANG_DATA_DIR": str(data)}
+    command, env = crawl_command("site", {"seeds": ",".join(seeds)}, settings)
     log = tmp_path / "crawl.log"
     with open(log, "wb") as err:
         proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=err, stderr=err)
@@ -114,6 +116,13 @@ def test_kill_9_mid_crawl_loses_no_complete_record(testweb: TestWeb, tmp_path: P
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+
+
+def test_kill_9_mid_crawl_loses_no_complete_record(tmp_path: Path) -> None:
+    # Its own test web: requests of the killed crawl must not reach the shared one's log.
+    with TestWebProcess(WEB_SEED, WEB_HOSTS) as web:
+        kill_mid_crawl(web.address, SyntheticWeb(WEB_SEED, WEB_HOSTS).homepages(), tmp_path)
+    data = tmp_path / "data"
     before = complete_records(data)
     repair = tianwang_cli("records", "repair", str(data))
     assert repair.returncode == 0, repair.stderr
