@@ -1,7 +1,9 @@
 """The link graph: beside each host's page.dat, `links.tsv`, one line per stored page.
 
-    <page url>\\t<out-link>\\t<out-link>...\\n
+    <page url>\\t<parent url>\\t<out-link>\\t<out-link>...\\n
 
+The parent is the page whose link first led the crawler to this one (the request's Referer;
+empty for a seed): what seed 000's "in-degree of the parent" needs and only the crawl knows.
 Out-links are canonical absolute urls (fragment removed, percent-encoded), in page order,
 without duplicates; a page without links is a line with its url alone. If a url was stored
 more than once (a revisit), its last line is its current out-links.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from tianwang.formats.lines import LineLog, iter_lines
@@ -27,18 +30,26 @@ def link_files(data_dir: str | os.PathLike[str]) -> list[Path]:
     return sorted(path for path in Path(data_dir).glob(f"data_*/*/{LINKS_FILE}") if path.is_file())
 
 
-def iter_pages(data_dir: str | os.PathLike[str]) -> Iterator[tuple[str, list[str]]]:
-    """(page url, its out-links) for every line of every host's table, host by host."""
+@dataclass(frozen=True, slots=True)
+class PageLinks:
+    url: str
+    parent: str  # "" for a seed
+    links: list[str]
+
+
+def iter_pages(data_dir: str | os.PathLike[str]) -> Iterator[PageLinks]:
+    """Every line of every host's table, host by host, in the order they were written."""
     for path in link_files(data_dir):
         for fields in iter_lines(path):
-            yield fields[0], fields[1:]
+            if len(fields) >= 2:
+                yield PageLinks(fields[0], fields[1], fields[2:])
 
 
 def iter_edges(data_dir: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
     """(from url, to url) for every edge of the graph."""
-    for page, links in iter_pages(data_dir):
-        for link in links:
-            yield page, link
+    for page in iter_pages(data_dir):
+        for link in page.links:
+            yield page.url, link
 
 
 def out_links(data_dir: str | os.PathLike[str], url: str, host: str) -> list[str] | None:
@@ -46,7 +57,7 @@ def out_links(data_dir: str | os.PathLike[str], url: str, host: str) -> list[str
     found = None
     for fields in iter_lines(links_path(data_dir, host)):
         if fields[0] == url:
-            found = fields[1:]
+            found = fields[2:]
     return found
 
 
@@ -60,8 +71,8 @@ class LinkGraphWriter:
         self.max_open = max_open
         self._open: dict[str, LineLog] = {}  # insertion order = least recently used first
 
-    def add(self, host: str, url: str, links: Iterable[str]) -> None:
-        self._log(host.lower()).append((url, *links))
+    def add(self, host: str, url: str, parent: str | None, links: Iterable[str]) -> None:
+        self._log(host.lower()).append((url, parent or "", *links))
 
     def _log(self, host: str) -> LineLog:
         log = self._open.pop(host, None)
