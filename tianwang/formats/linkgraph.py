@@ -5,7 +5,7 @@
 The parent is the page whose link first led the crawler to this one (the request's Referer;
 empty for a seed): what seed 000's "in-degree of the parent" needs and only the crawl knows.
 Out-links are canonical absolute urls (fragment removed, percent-encoded), in page order,
-without duplicates; a page without links is a line with its url alone. If a url was stored
+without duplicates; a page without links is a line of its url and parent. If a url was stored
 more than once (a revisit), its last line is its current out-links.
 """
 
