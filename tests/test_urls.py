@@ -1,9 +1,11 @@
+from urllib.parse import urlsplit
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from w3lib.url import safe_url_string
 
-from tianwang.urls import safe_url, url_host
+from tianwang.urls import directory_depth, path_key, safe_url, url_host, url_type, url_weight
 
 
 @pytest.mark.parametrize(
@@ -58,3 +60,196 @@ def test_safe_url_agrees_with_w3lib(host: str, rest: str) -> None:
 )
 def test_safe_url_examples_match_w3lib(url: str) -> None:
     assert safe_url(url) == safe_url_string(url)
+
+
+# --- URL weight, directory depth, URL type, path key (DESIGN.md sections 2 and 4) ---------
+
+# DESIGN.md section 2's table, as it stands there.
+DESIGN_WEIGHTS = [
+    ("http://www.25yi.com", 10),
+    ("http://www.25yi.com/", 10),
+    ("http://www.25yi.com/cs", 9),
+    ("http://www.25yi.com/cs/", 9),
+    ("http://www.25yi.com/cs/index.html", 8),
+    ("http://bbs.example.com/viewthread.php?tid=1&page=2", 7),
+    ("http://www.example.com/search?q=a", 6),
+    ("http://proxy.example.com/", 8),
+    ("http://www.example.com/a/b/c/d/e/f/g/h/i/j/k.html", 0),
+]
+
+
+@pytest.mark.parametrize(("url", "weight"), DESIGN_WEIGHTS)
+def test_url_weight_design_table(url: str, weight: int) -> None:
+    assert url_weight(url) == weight
+
+
+@pytest.mark.parametrize(
+    ("url", "weight"),
+    [
+        ("http://a.com/x/#/y/z?q&r", 9),  # the fragment never counts
+        ("http://a.com/SEARCH/Gate.html", 4),  # words are case-insensitive
+        ("http://searchproxy.gate.com/", 4),  # and counted in the host
+        ("http://a.com/searchsearch", 5),  # non-overlapping occurrences
+        ("http://a.com/gategate?x=1", 4),
+        ("http://a.com:8080/proxy", 7),  # the port is not a directory
+        ("http://a.com?a=1&b=2&c=3", 7),  # a query straight after the host
+        ("http://a.com/x?u=http://b.com/c/d", 8),  # "/" in the query is no directory
+        ("http://a.com/a&b/c", 7),  # "&" counts wherever it is in the localpath
+        ("http://a.com/x??y", 7),  # every "?" counts
+        ("https://a.com/a/b/", 8),
+        ("http://a.com//", 9),  # one trailing "/" is dropped, the other counts
+        ("http://a.com/search/search/search/search/search", 0),  # never below zero
+    ],
+)
+def test_url_weight_edge_cases(url: str, weight: int) -> None:
+    assert url_weight(url) == weight
+
+
+@pytest.mark.parametrize(
+    ("url", "kwargs", "weight"),
+    [
+        ("http://a.com/cs/", {"initial": 20}, 19),
+        ("http://a.com/search/", {"words": ()}, 9),
+        ("http://a.com/search/", {"word_penalty": 5}, 4),
+        ("http://a.com/news/bbs.html", {"words": ("BBS", "news")}, 4),
+        ("http://a.com/a/b/c", {"initial": 2}, 0),
+    ],
+)
+def test_url_weight_settings(url: str, kwargs: dict, weight: int) -> None:
+    assert url_weight(url, **kwargs) == weight
+
+
+@pytest.mark.parametrize(
+    ("url", "depth", "kind"),
+    [
+        ("http://www.25yi.com", 0, "root"),
+        ("http://www.25yi.com/", 0, "root"),
+        ("http://www.25yi.com/cs", 1, "subroot"),
+        ("http://www.25yi.com/cs/", 1, "subroot"),
+        ("http://www.25yi.com/cs/a.html", 2, "file"),
+        ("http://www.25yi.com/cs/a", 2, "path"),
+        ("http://www.25yi.com/cs/a/", 2, "path"),
+        ("http://www.25yi.com/cs/a/b/", 3, "path"),
+        ("http://a.com/index.html", 1, "file"),
+        ("http://a.com/?", 0, "file"),  # a query, even an empty one, makes a file
+        ("http://a.com/?page=2", 0, "file"),
+        ("http://a.com/cs/?page=2", 1, "file"),
+        ("http://a.com/v1.0/", 1, "subroot"),  # a "." in a directory name is no file
+        ("http://a.com/cs#top", 1, "subroot"),
+        ("http://a.com/cs/#a.html", 1, "subroot"),  # nor is one in the fragment
+        ("http://a.com:8080/", 0, "root"),
+        ("http://a.com//", 1, "subroot"),
+    ],
+)
+def test_directory_depth_and_url_type(url: str, depth: int, kind: str) -> None:
+    assert directory_depth(url) == depth
+    assert url_type(url) == kind
+
+
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        ("http://today.hit.edu.cn/articles/1/2.html", "today.hit.edu.cn/articles"),
+        ("http://www.hit.edu.cn/index.html", "www.hit.edu.cn/"),
+        ("http://www.hit.edu.cn", "www.hit.edu.cn/"),
+        ("http://www.hit.edu.cn/", "www.hit.edu.cn/"),
+        ("http://www.hit.edu.cn/cs", "www.hit.edu.cn/"),  # "cs" is not followed by "/"
+        ("http://www.hit.edu.cn/cs/", "www.hit.edu.cn/cs"),
+        ("http://WWW.Hit.edu.cn:80/News/a.html", "www.hit.edu.cn/News"),  # url_host's host
+        ("http://a.com:8080/cs/x", "a.com:8080/cs"),
+        ("http://a.com/list.asp?dir=cs/x", "a.com/"),  # "/" in the query is no directory
+        ("http://a.com/cs?x#/y/", "a.com/"),
+        ("http://a.com//x/", "a.com/"),
+    ],
+)
+def test_path_key(url: str, key: str) -> None:
+    assert path_key(url) == key
+
+
+def test_path_key_rejects_a_url_without_host() -> None:
+    with pytest.raises(ValueError):
+        path_key("file:///etc/passwd")
+
+
+# Urls as the spider hands them over: http(s), a host, maybe a port, then path, query and
+# fragment made of url characters (penalty words and "/?&#." included on purpose).
+_host = st.from_regex(r"[a-z0-9]([a-z0-9\-]{0,10}[a-z0-9])?(\.[a-z]{2,4}){1,2}", fullmatch=True)
+_segment = st.one_of(
+    st.sampled_from(["search", "proxy", "gate", "SeArCh", "cs", "a.html", "index.htm", ""]),
+    st.from_regex(r"[A-Za-z0-9._~%!$'()*+,;=:@\-]{1,8}", fullmatch=True),
+)
+_query = st.lists(st.from_regex(r"[A-Za-z0-9=/?&.]{0,8}", fullmatch=True), max_size=3)
+_fragment = st.from_regex(r"[A-Za-z0-9/?&#.]{0,10}", fullmatch=True)
+
+
+@st.composite
+def web_urls(draw: st.DrawFn) -> tuple[str, str, str]:
+    """(scheme://host[:port], path, ?query or "") of a url without fragment."""
+    base = f"{draw(st.sampled_from(['http', 'https']))}://{draw(_host)}"
+    if draw(st.booleans()):
+        base += f":{draw(st.integers(1, 65535))}"
+    segments = draw(st.lists(_segment, max_size=12))
+    path = "".join(f"/{s}" for s in segments) + draw(st.sampled_from(["", "/"]))
+    queries = draw(_query)
+    query = "?" + "&".join(queries) if queries else ""
+    return base, path, query
+
+
+@given(url=st.text(max_size=80))
+def test_weight_is_within_0_and_10_for_any_text(url: str) -> None:
+    assert 0 <= url_weight(url) <= 10
+
+
+@given(parts=web_urls(), segment=_segment, trailing=st.booleans())
+def test_adding_a_path_segment_never_raises_the_weight(
+    parts: tuple[str, str, str], segment: str, trailing: bool
+) -> None:
+    base, path, query = parts
+    longer = (path if path.endswith("/") else path + "/") + segment + ("/" if trailing else "")
+    assert url_weight(base + longer + query) <= url_weight(base + path + query)
+    assert directory_depth(base + longer + query) >= directory_depth(base + path + query)
+
+
+@given(parts=web_urls(), fragment=_fragment)
+def test_the_fragment_never_matters(parts: tuple[str, str, str], fragment: str) -> None:
+    url = "".join(parts)
+    with_fragment = f"{url}#{fragment}"
+    assert url_weight(with_fragment) == url_weight(url)
+    assert directory_depth(with_fragment) == directory_depth(url)
+    assert url_type(with_fragment) == url_type(url)
+    assert path_key(with_fragment) == path_key(url)
+
+
+@given(parts=web_urls())
+def test_depth_and_type_agree_with_urlsplit(parts: tuple[str, str, str]) -> None:
+    url = "".join(parts)
+    path, query = urlsplit(url).path, urlsplit(url).query
+    stripped = path[:-1] if path.endswith("/") else path
+    assert directory_depth(url) == stripped.count("/")
+    kind = url_type(url)
+    if "?" in url:
+        assert kind == "file"
+    elif "." in path.rsplit("/", 1)[-1]:
+        assert kind == "file"
+    else:
+        assert kind == {0: "root", 1: "subroot"}.get(directory_depth(url), "path")
+    assert not (kind == "root" and (query or path not in ("", "/")))
+
+
+@given(parts=web_urls())
+def test_weight_is_the_formula_over_depth(parts: tuple[str, str, str]) -> None:
+    url = "".join(parts)
+    after_scheme = url.split("://", 1)[1].lower()
+    local = parts[1] + parts[2]
+    words = sum(after_scheme.count(word) for word in ("search", "proxy", "gate"))
+    penalty = directory_depth(url) + local.count("?") + local.count("&") + 2 * words
+    assert url_weight(url) == max(0, 10 - penalty)
+    assert url_weight(url, words=()) == max(0, 10 - penalty + 2 * words)
+
+
+@given(parts=web_urls())
+def test_path_key_is_the_host_and_the_first_directory(parts: tuple[str, str, str]) -> None:
+    url = "".join(parts)
+    segments = urlsplit(url).path.split("/")  # "/cs/a.html" -> ["", "cs", "a.html"]
+    first_directory = segments[1] if len(segments) > 2 else ""  # a segment "/" follows
+    assert path_key(url) == f"{url_host(url)}/{first_directory}"

@@ -58,3 +58,14 @@ TIANWANG_STAY_IN_HOST = True
 TIANWANG_STORE_TYPES = ["text/html", "text/plain"]
 # HTTP proxy for every request (e.g. the test web); "" uses the http_proxy variable, if any.
 TIANWANG_PROXY = ""
+
+# URL weight (seed 000): start weight, less 1 per directory level, "?" and "&" in the url.
+TIANWANG_INITIAL_WEIGHT = 10
+# Words (search pages, proxies, gateways) that cost a url weight each time they occur in it.
+TIANWANG_PENALTY_WORDS = ["search", "proxy", "gate"]
+# Weight lost per occurrence of a penalty word (case-insensitive, host included).
+TIANWANG_PENALTY_WORD_WEIGHT = 2
+# Topical crawl (seed 000): words whose presence in a page's text boosts its links; [] = off.
+TIANWANG_KEYWORDS: list[str] = []
+# Weight added to every link of a page whose text holds a keyword (>= 0).
+TIANWANG_KEYWORD_BOOST = 2
