@@ -131,4 +131,5 @@ def page_item(response: Response, level: int, links: list[str]) -> PageItem:
         level=level,
         protocol=response.protocol or "HTTP/1.1",
         links=links,
+        parent=(response.request.headers.get("Referer") or b"").decode("latin-1") or None,
     )
