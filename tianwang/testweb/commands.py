@@ -1,4 +1,4 @@
-"""`tianwang testweb serve | truth | hosts`: the synthetic web from the command line."""
+"""`tianwang testweb serve | truth | hosts | spamlist`: the synthetic web from the command line."""
 
 from __future__ import annotations
 
@@ -29,6 +29,9 @@ def register(subparsers: Any) -> None:
     _web_options(hosts)
     hosts.set_defaults(func=run_hosts)
 
+    spamlist = commands.add_parser("spamlist", help="print the spam list of the --junk hosts")
+    spamlist.set_defaults(func=run_spamlist)
+
 
 def _web_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, required=True, help="the web's seed")
@@ -38,6 +41,11 @@ def _web_options(parser: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=300,
         help="largest site size in pages (default 300)",
+    )
+    parser.add_argument(
+        "--junk",
+        action="store_true",
+        help="add hosts and files a crawl must refuse (spam, ports, IPs, binaries)",
     )
 
 
@@ -64,7 +72,7 @@ def _integer(text: str) -> int:
 
 
 def _web(args: argparse.Namespace) -> SyntheticWeb:
-    return SyntheticWeb(args.seed, args.hosts, args.max_pages)
+    return SyntheticWeb(args.seed, args.hosts, args.max_pages, junk=args.junk)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -96,6 +104,16 @@ def run_truth(args: argparse.Namespace) -> int:
 
 
 def run_hosts(args: argparse.Namespace) -> int:
-    sys.stdout.write("".join(f"{url}\n" for url in _web(args).homepages()))
+    web = _web(args)
+    urls = web.homepages() + (web.junk.homepages() if web.junk else [])
+    sys.stdout.write("".join(f"{url}\n" for url in urls))
+    sys.stdout.flush()
+    return 0
+
+
+def run_spamlist(args: argparse.Namespace) -> int:
+    from tianwang.testweb.junk import SPAM_LIST
+
+    sys.stdout.write(SPAM_LIST)
     sys.stdout.flush()
     return 0

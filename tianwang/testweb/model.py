@@ -10,14 +10,17 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
 from tianwang.testweb import render
 from tianwang.testweb.names import host_name
 from tianwang.testweb.site import Entry, Site, SiteBuilder
+
+if TYPE_CHECKING:
+    from tianwang.testweb.junk import JunkWeb
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -64,7 +67,7 @@ class SyntheticWeb:
     """`hosts` sites, built lazily: constructing even a 5,000-host web builds no site."""
 
     def __init__(self, seed: int, hosts: int, max_pages: int = 300, *,
-                 host_cache: int = 8192, response_cache: int = 4096) -> None:
+                 host_cache: int = 8192, response_cache: int = 4096, junk: bool = False) -> None:
         if hosts < 1:
             raise ValueError(f"hosts must be >= 1, got {hosts}")
         if max_pages < 1:
@@ -72,6 +75,12 @@ class SyntheticWeb:
         self.seed, self.host_count, self.max_pages = seed, hosts, max_pages
         self._sites: LRU[int, Site] = LRU(host_cache)
         self._responses: LRU[str, Response] = LRU(response_cache)
+        # Opt-in hosts a crawl must refuse (tianwang/testweb/junk.py); off, the web is as ever.
+        self.junk: JunkWeb | None = None
+        if junk:
+            from tianwang.testweb.junk import JunkWeb
+
+            self.junk = JunkWeb(seed, self.hosts)
 
     @cached_property
     def hosts(self) -> list[str]:
@@ -104,6 +113,9 @@ class SyntheticWeb:
         return response
 
     def _respond(self, url: str) -> Response:
+        junk = self.junk.respond(url) if self.junk else None
+        if junk is not None:
+            return junk
         parts = urlsplit(url)
         try:
             port = parts.port
@@ -117,7 +129,10 @@ class SyntheticWeb:
         entry = site.entries.get(f"http://{site.host}{path}")
         if entry is None:
             return _status_response(404, path)
-        return _entry_response(site, entry)
+        response = _entry_response(site, entry)
+        if self.junk and entry.kind == "home":
+            response = replace(response, body=self.junk.decorate(index, response.body))
+        return response
 
     def truth(self, bodies: bool = True) -> Iterator[dict[str, Any]]:
         """One record per url: host order, then the homepage, then the rest sorted by url.
@@ -129,7 +144,13 @@ class SyntheticWeb:
             site = self._sites.get(index) or self._build(index)
             home = f"http://{site.host}/"
             for url in [home, *sorted(u for u in site.entries if u != home)]:
-                yield truth_record(site, site.entries[url], bodies)
+                record = truth_record(site, site.entries[url], bodies)
+                if self.junk:
+                    body = render.body(site, site.entries[url]) if bodies else None
+                    record = self.junk.mark(index, record, body)
+                yield record
+        if self.junk:
+            yield from self.junk.truth(bodies)
 
 
 def truth_record(site: Site, entry: Entry, bodies: bool = True) -> dict[str, Any]:

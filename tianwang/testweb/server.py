@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Callable, Iterator
 from typing import IO
 
 from twisted.web import resource, server
@@ -28,10 +29,11 @@ class AccessLog:
         # Open for the server's whole life (not a with block); close() ends it at shutdown.
         self._file: IO[str] | None = open(path, "a", encoding="utf-8") if path else None
 
-    def write(self, method: str, url: str, status: int, size: int) -> None:
+    def write(self, method: str, url: str, status: int, size: int, **extra: object) -> None:
         if self._file is None:
             return
         line = {"time": time.time(), "method": method, "url": url, "status": status, "bytes": size}
+        line |= extra
         self._file.write(json.dumps(line) + "\n")
         self._file.flush()
 
@@ -62,13 +64,48 @@ class ProxyResource(resource.Resource):
         request.setResponseCode(answer.status)
         for name, value in answer.headers:
             request.setHeader(name.encode("ascii"), value.encode("ascii"))
+        if answer.header("Content-Type") is None:
+            request.defaultContentType = None  # else twisted sends text/html for it
         if method == "HEAD":
             # twisted sends no body for HEAD; the length is the one GET would send.
             request.setHeader(b"content-length", str(len(answer.body)).encode("ascii"))
             self.log.write(method, url, answer.status, 0)
             return b""
+        chunks = getattr(answer, "chunks", None)  # a large body, written as it is taken
+        if chunks is not None:
+            return stream(request, chunks(), answer.length, lambda **done: self.log.write(
+                method, url, answer.status, answer.length, **done))
         self.log.write(method, url, answer.status, len(answer.body))
         return answer.body
+
+
+def stream(request: Request, chunks: Iterator[bytes], length: int, log: Callable) -> int:
+    """Write a body chunk by chunk, each only when the socket took the last one.
+
+    So when the client hangs up early, `sent` (logged with "complete": false) tells how much
+    of the body ever left this server: at most what the kernel's socket buffers held.
+    """
+    request.setHeader(b"content-length", str(length).encode("ascii"))
+    sent = [0]
+
+    class Producer:  # a pull producer: twisted asks for the next chunk when it has room
+        def resumeProducing(self) -> None:
+            chunk = next(chunks, None)
+            if chunk is None:
+                request.unregisterProducer()
+                request.finish()
+                return
+            sent[0] += len(chunk)
+            request.write(chunk)
+
+        def stopProducing(self) -> None:
+            pass
+
+    finished = request.notifyFinish()
+    finished.addCallback(lambda _: log(sent=sent[0], complete=True))
+    finished.addErrback(lambda _: log(sent=sent[0], complete=False))
+    request.registerProducer(Producer(), False)
+    return server.NOT_DONE_YET
 
 
 def request_url(request: Request) -> str:
