@@ -31,8 +31,14 @@ REMOTE_CONTROL_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 
 DOWNLOADER_MIDDLEWARES = {
+    # Before RobotsTxtMiddleware (100): a refused host gets no request at all, not even
+    # one for its robots.txt.
+    "tianwang.middlewares.hostfilter.HostFilterMiddleware": 90,
     # Before Scrapy's HttpProxyMiddleware (750), which reads request.meta["proxy"].
     "tianwang.middlewares.proxy.ProxyMiddleware": 740,
+    # Nearest the downloader, so its process_exception turns a stopped download into
+    # IgnoreRequest before any other middleware sees it.
+    "tianwang.middlewares.contenttype.ContentTypeMiddleware": 950,
 }
 ITEM_PIPELINES = {
     "tianwang.pipelines.storage.TianwangStoragePipeline": 800,
@@ -54,10 +60,20 @@ TIANWANG_MAX_OPEN_FILES = 256
 TIANWANG_MAX_LEVELS = 3
 # Follow only links to the page's own host; False follows links to other hosts too.
 TIANWANG_STAY_IN_HOST = True
-# Media types whose pages are stored (everything else is fetched but not kept).
+# Media types whose pages are stored; any other type's download is stopped at its headers.
 TIANWANG_STORE_TYPES = ["text/html", "text/plain"]
 # HTTP proxy for every request (e.g. the test web); "" uses the http_proxy variable, if any.
 TIANWANG_PROXY = ""
+# Largest body fetched, in bytes; a longer one is cut off, counted and never stored.
+TIANWANG_MAX_PAGE_BYTES = 10 * 1024 * 1024
+# Refuse hosts on a port other than 80 (443 for https): test servers, as seed 004 found.
+TIANWANG_DROP_OTHER_PORTS = True
+# Refuse hosts whose first label starts with a digit (seed 004: mostly generated spam hosts).
+TIANWANG_DROP_DIGIT_HOSTS = True
+# File of spam domains (each also refusing its subdomains) and host regexes; "" for none.
+TIANWANG_SPAM_LIST = ""
+# Without a proxy, refuse hosts resolving to private, loopback, link-local or multicast IPs.
+TIANWANG_BLOCK_PRIVATE = True
 
 # URL weight (seed 000): start weight, less 1 per directory level, "?" and "&" in the url.
 TIANWANG_INITIAL_WEIGHT = 10
