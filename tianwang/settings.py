@@ -85,3 +85,14 @@ TIANWANG_PENALTY_WORD_WEIGHT = 2
 TIANWANG_KEYWORDS: list[str] = []
 # Weight added to every link of a page whose text holds a keyword (>= 0).
 TIANWANG_KEYWORD_BOOST = 2
+
+# Frontier picks (seed 000): this many sorted picks (highest weight first), then ...
+TIANWANG_SORTED_PICKS = 1
+# ... this many random picks (any pending request, uniformly), repeating; both >= 1.
+TIANWANG_RANDOM_PICKS = 1
+# Seed of the random picks, for a repeatable order; None draws one from the system.
+TIANWANG_FRONTIER_SEED = None
+# Urls the request Bloom filter is sized for: 10 million at 1e-6 take 36 MB of memory.
+TIANWANG_EXPECTED_URLS = 10_000_000
+# False positive rate of that filter while it holds at most TIANWANG_EXPECTED_URLS urls.
+TIANWANG_BLOOM_ERROR_RATE = 1e-6

@@ -1,0 +1,83 @@
+"""Requests to compact bytes and back, for the frontier's log under JOBDIR.
+
+Only the fields that differ from a plain ``Request``'s defaults are kept, as a dict of
+plain values dumped with marshal (fast and compact); a request whose meta holds objects
+marshal cannot write falls back to pickle of that dict (what Scrapy's disk queues use).
+Callbacks are stored by the name of the spider method, as ``Request.to_dict`` does.
+Request subclasses go through Scrapy's own ``to_dict``/``request_from_dict``.
+"""
+
+from __future__ import annotations
+
+import marshal
+import pickle
+from typing import Any
+
+from scrapy import Request, Spider
+from scrapy.utils.request import request_from_dict
+
+_MARSHAL, _PICKLE = b"m", b"p"
+
+# Request attributes and the value a plain Request has when none is given.
+_DEFAULTS: dict[str, Any] = {
+    "method": "GET",
+    "body": b"",
+    "cookies": {},
+    "encoding": "utf-8",
+    "priority": 0,
+    "dont_filter": False,
+    "flags": [],
+    "cb_kwargs": {},
+}
+
+
+def encode(request: Request, spider: Spider) -> bytes:
+    """The request as bytes; ValueError if it cannot be (a callback not on the spider)."""
+    if type(request) is not Request:
+        return _dump(request.to_dict(spider=spider))
+    fields: dict[str, Any] = {"url": request.url}
+    if request.callback is not None:
+        fields["callback"] = _method_name(request.callback, spider)
+    if request.errback is not None:
+        fields["errback"] = _method_name(request.errback, spider)
+    if request.headers:
+        fields["headers"] = dict(request.headers)
+    if request.meta:
+        fields["meta"] = request.meta
+    for name, default in _DEFAULTS.items():
+        value = getattr(request, name)
+        if value != default:
+            fields[name] = value
+    return _dump(fields)
+
+
+def decode(blob: bytes, spider: Spider) -> Request:
+    """The request encode() wrote, with its callbacks bound to this spider again."""
+    fields = marshal.loads(blob[1:]) if blob[:1] == _MARSHAL else pickle.loads(blob[1:])  # noqa: S301
+    if "_class" in fields:
+        return request_from_dict(fields, spider=spider)
+    callback, errback = fields.pop("callback", None), fields.pop("errback", None)
+    return Request(
+        callback=getattr(spider, callback) if callback else None,
+        errback=getattr(spider, errback) if errback else None,
+        **fields,
+    )
+
+
+def _dump(fields: dict[str, Any]) -> bytes:
+    try:
+        return _MARSHAL + marshal.dumps(fields)
+    except ValueError:
+        pass
+    try:
+        return _PICKLE + pickle.dumps(fields, protocol=5)
+    except (pickle.PicklingError, TypeError, AttributeError) as error:
+        raise ValueError(f"request cannot be serialized: {error}") from error
+
+
+def _method_name(func: Any, spider: Spider) -> str:
+    """The name under which the spider holds this bound method (as Request.to_dict)."""
+    name = getattr(func, "__name__", None)
+    if getattr(func, "__self__", None) is spider and name and getattr(spider, name) == func:
+        return name
+    raise ValueError(f"callback {func!r} is not a method of the spider {spider.name!r}")

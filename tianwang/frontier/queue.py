@@ -1,0 +1,250 @@
+"""The ordering policy of the frontier (seed 000): N sorted picks, then M random picks.
+
+Items are request ids (ints, increasing in arrival order), each with a sort key
+(weight, priority) and a download slot number. Only ints are kept, in arrays, so ten
+million pending items fit in a few hundred MB:
+
+- per key, a FIFO of ids (``_Level.main``): a sorted pick takes the head of the highest
+  key, so equal keys leave first come, first served;
+- a dense array of pending ids with a position map, so a random pick is one
+  ``randrange`` and a take is a swap-remove; items taken by the other kind of pick are
+  skipped lazily when they reach a FIFO head.
+
+Host awareness: a pick asks ``full(slot)`` and skips items whose slot is full. A sorted
+pick moves such an item from the key's FIFO to a per-slot FIFO of that key ("parked"), so
+it keeps its place: the candidates are the main head and the oldest parked item of a slot
+that is free again, and the older of the two wins. Each item is parked at most once.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from array import array
+from bisect import insort
+from collections import Counter
+from collections.abc import Callable, Iterator
+
+# Tries of a random pick before it gives up on a crawl whose pending items are almost all
+# on full slots; a pick that gives up becomes a sorted pick, which scans exactly.
+RANDOM_TRIES = 32
+
+Key = tuple[int, int]
+
+
+class _Fifo:
+    """A FIFO of ints in one array; the consumed head is cut off once it is most of it."""
+
+    __slots__ = ("items", "head")
+
+    def __init__(self) -> None:
+        self.items = array("q")
+        self.head = 0
+
+    def __len__(self) -> int:
+        return len(self.items) - self.head
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.items[self.head :])
+
+    def peek(self) -> int:
+        return self.items[self.head]
+
+    def popleft(self) -> int:
+        item = self.items[self.head]
+        self.head += 1
+        if self.head >= 4096 and self.head * 2 >= len(self.items):
+            del self.items[: self.head]
+            self.head = 0
+        return item
+
+
+class _Level:
+    """The items of one key: the main FIFO, and the items parked per full slot."""
+
+    __slots__ = ("main", "parked", "heap")
+
+    def __init__(self) -> None:
+        self.main = _Fifo()
+        self.parked: dict[int, _Fifo] = {}
+        # (oldest parked id, slot) per parked slot; an entry whose id was taken by a random
+        # pick is stale and is refreshed when it reaches the top.
+        self.heap: list[tuple[int, int]] = []
+
+    def main_candidate(self, pos: array, slot_of: array, full: Callable[[int], bool]) -> int:
+        main = self.main
+        while len(main):
+            item = main.peek()
+            if pos[item] < 0:
+                main.popleft()  # taken by a random pick
+            elif full(slot_of[item]):
+                self._park(main.popleft(), slot_of[item])
+            else:
+                return item
+        return -1
+
+    def _park(self, item: int, slot: int) -> None:
+        fifo = self.parked.get(slot)
+        if fifo is None:
+            fifo = self.parked[slot] = _Fifo()
+            heapq.heappush(self.heap, (item, slot))
+        fifo.items.append(item)
+
+    def parked_candidate(self, pos: array, full: Callable[[int], bool]) -> tuple[int, int]:
+        """The oldest parked item of a free slot, its heap entry popped; (-1, -1) if none."""
+        heap, skipped = self.heap, []
+        found = (-1, -1)
+        while heap:
+            item, slot = heap[0]
+            if pos[item] < 0:
+                heapq.heappop(heap)
+                self._refresh(slot, pos)
+            elif full(slot):
+                skipped.append(heapq.heappop(heap))
+            else:
+                found = heapq.heappop(heap)
+                break
+        for entry in skipped:
+            heapq.heappush(self.heap, entry)
+        return found
+
+    def _refresh(self, slot: int, pos: array) -> None:
+        """Drop the taken head(s) of a slot's parked FIFO and push its new head."""
+        fifo = self.parked[slot]
+        while len(fifo) and pos[fifo.peek()] < 0:
+            fifo.popleft()
+        if len(fifo):
+            heapq.heappush(self.heap, (fifo.peek(), slot))
+        else:
+            del self.parked[slot]
+
+    def take_parked(self, slot: int, pos: array) -> None:
+        self.parked[slot].popleft()
+        self._refresh(slot, pos)
+
+    def is_empty(self) -> bool:
+        return not len(self.main) and not self.parked
+
+    def items(self) -> Iterator[int]:
+        yield from self.main
+        for fifo in self.parked.values():
+            yield from fifo
+
+
+class FrontierQueue:
+    """Pending request ids in seed 000's order: N sorted picks, then M random, repeating."""
+
+    def __init__(self, sorted_picks: int = 1, random_picks: int = 1, seed: int | None = None):
+        if sorted_picks < 1 or random_picks < 1:
+            raise ValueError("sorted_picks and random_picks must both be >= 1")
+        self.sorted_picks = sorted_picks
+        self.random_picks = random_picks
+        self.rng = random.Random(seed)
+        self.picks = Counter({"sorted": 0, "random": 0})
+        self._cycle = 0  # position in the N + M cycle
+        self._levels: dict[Key, _Level] = {}
+        self._keys: list[Key] = []  # ascending
+        self._pos = array("q")  # id -> index in _dense, -1 when not pending
+        self._slot_of = array("i")  # id -> slot number
+        self._dense = array("q")  # the pending ids, in no order
+
+    def __len__(self) -> int:
+        return len(self._dense)
+
+    def push(self, item: int, key: Key, slot: int) -> None:
+        """Add a pending id; ids must grow (gaps are fine: ids taken in an earlier run)."""
+        gap = item - len(self._pos)
+        if gap < 0:
+            raise ValueError(f"id {item} pushed after a larger one")
+        if gap:
+            self._pos.extend(array("q", [-1]) * gap)
+            self._slot_of.extend(array("i", [0]) * gap)
+        self._pos.append(len(self._dense))
+        self._slot_of.append(slot)
+        self._dense.append(item)
+        level = self._levels.get(key)
+        if level is None:
+            level = self._levels[key] = _Level()
+            insort(self._keys, key)
+        level.main.items.append(item)
+
+    def pop(self, full: Callable[[int], bool] | None = None) -> int | None:
+        """The next id to fetch, or None when every pending id is on a full slot."""
+        if not self._dense:
+            return None
+        is_full = _memo(full) if full is not None else _never_full
+        want_random = self._cycle >= self.sorted_picks
+        item = self._random_pick(is_full) if want_random else None
+        kind = "random"
+        if item is None:
+            item, kind = self._sorted_pick(is_full), "sorted"
+        if item is None:
+            return None
+        self._take(item)
+        self.picks[kind] += 1
+        self._cycle = (self._cycle + 1) % (self.sorted_picks + self.random_picks)
+        return item
+
+    def _random_pick(self, full: Callable[[int], bool]) -> int | None:
+        dense, slot_of, rng = self._dense, self._slot_of, self.rng
+        for _ in range(RANDOM_TRIES):
+            item = dense[rng.randrange(len(dense))]
+            if not full(slot_of[item]):
+                return item
+        return None
+
+    def _sorted_pick(self, full: Callable[[int], bool]) -> int | None:
+        pos = self._pos
+        for key in reversed(list(self._keys)):
+            level = self._levels[key]
+            main = level.main_candidate(pos, self._slot_of, full)
+            parked, slot = level.parked_candidate(pos, full)
+            if parked >= 0 and (main < 0 or parked < main):
+                level.take_parked(slot, pos)
+                return parked
+            if parked >= 0:
+                heapq.heappush(level.heap, (parked, slot))
+            if main >= 0:
+                level.main.popleft()
+                return main
+            if level.is_empty():
+                del self._levels[key]
+                self._keys.remove(key)
+        return None
+
+    def _take(self, item: int) -> None:
+        """Swap-remove an id from the dense array of pending ids."""
+        pos, dense = self._pos, self._dense
+        at, last = pos[item], dense[-1]
+        dense[at] = last
+        pos[last] = at
+        dense.pop()
+        pos[item] = -1
+
+    def pending_by_key(self) -> Counter[Key]:
+        """How many ids are pending per key (for the close stats; walks every id)."""
+        pos = self._pos
+        return Counter(
+            {key: n for key, level in self._levels.items() if (n := _pending(level, pos))}
+        )
+
+
+def _pending(level: _Level, pos: array) -> int:
+    return sum(1 for item in level.items() if pos[item] >= 0)
+
+
+def _never_full(slot: int) -> bool:
+    return False
+
+
+def _memo(full: Callable[[int], bool]) -> Callable[[int], bool]:
+    """One answer per slot within a pick: a pick may ask about the same slot many times."""
+    answers: dict[int, bool] = {}
+
+    def cached(slot: int) -> bool:
+        answer = answers.get(slot)
+        if answer is None:
+            answer = answers[slot] = full(slot)
+        return answer
+
+    return cached

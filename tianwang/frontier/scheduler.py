@@ -1,0 +1,244 @@
+"""The importance-first scheduler (seed 000): Scrapy's scheduler interface over the frontier.
+
+Order: a request's weight is ``url_weight`` of its url plus ``meta["tianwang_boost"]``; the
+queue (FrontierQueue) sorts by (weight, Request.priority), so weight decides and priority
+only orders requests of equal weight (redirects, +2, go before their peers; retries, -1,
+after; with DEPTH_PRIORITY shallower links first), then first come, first served. It picks
+N sorted then M random, skipping hosts whose downloader slot is full. robots.txt requests
+never reach a scheduler (the middleware downloads them through the engine directly).
+
+Dedup: a fixed-size Bloom filter of Scrapy's request fingerprints; ``dont_filter`` skips it.
+
+Under JOBDIR, requests live in an append-only log (store.RequestLog) and a request is marked
+done once the engine has finished with it (its response parsed, its items through the
+pipelines, its links pushed), so a SIGKILL can at worst refetch the requests in flight.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, Spider
+from scrapy.core.scheduler import BaseScheduler
+from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.job import job_dir
+
+from tianwang.config import SettingError, get_int, get_str_list
+from tianwang.frontier.dupefilter import BloomDupeFilter
+from tianwang.frontier.queue import FrontierQueue
+from tianwang.frontier.slots import DownloaderSlots
+from tianwang.frontier.store import Entry, MemoryStore, RequestLog, clip
+from tianwang.urls import url_weight
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+BOOST_META = "tianwang_boost"
+STATE_DIR = "tianwang.frontier"
+# How often finished requests are looked for besides each next_request call (seconds).
+DONE_CHECK_INTERVAL = 0.5
+
+
+class FrontierScheduler(BaseScheduler):
+    """Weighted, alternating, host-aware, resumable: DESIGN.md section 3."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        if settings.getint("CONCURRENT_REQUESTS_PER_IP"):
+            raise SettingError(
+                "CONCURRENT_REQUESTS_PER_IP",
+                settings.get("CONCURRENT_REQUESTS_PER_IP"),
+                "0 (the frontier's host awareness works per domain slot)",
+            )
+        queue = FrontierQueue(
+            get_int(settings, "TIANWANG_SORTED_PICKS", minimum=1),
+            get_int(settings, "TIANWANG_RANDOM_PICKS", minimum=1),
+            seed=_optional_int(settings, "TIANWANG_FRONTIER_SEED"),
+        )
+        dupefilter = BloomDupeFilter(
+            get_int(settings, "TIANWANG_EXPECTED_URLS", minimum=1),
+            _error_rate(settings, "TIANWANG_BLOOM_ERROR_RATE"),
+        )
+        weigh = partial(
+            url_weight,
+            initial=get_int(settings, "TIANWANG_INITIAL_WEIGHT", minimum=0),
+            words=_penalty_words(settings, "TIANWANG_PENALTY_WORDS"),
+            word_penalty=get_int(settings, "TIANWANG_PENALTY_WORD_WEIGHT", minimum=0),
+        )
+        return cls(queue, dupefilter, weigh, job_dir(settings), crawler)
+
+    def __init__(
+        self,
+        queue: FrontierQueue,
+        dupefilter: BloomDupeFilter,
+        weigh: Callable[[str], int],
+        jobdir: str | None,
+        crawler: Crawler,
+    ) -> None:
+        self.queue = queue
+        self.dupefilter = dupefilter
+        self.weigh = weigh
+        self.directory = Path(jobdir, STATE_DIR) if jobdir else None
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.slots = DownloaderSlots(crawler)
+        self.store: MemoryStore | RequestLog = MemoryStore()
+        self._inflight: dict[Request, int] = {}  # handed to the engine -> id
+        self._logged_duplicate = False
+        self._done_loop: Any = None
+
+    # --- Scrapy's scheduler interface ----------------------------------------------------
+
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        if self.directory is not None:
+            self.store = RequestLog(self.directory, spider)
+            self._resume(self.store)
+        self.slots.open()
+        self._done_loop = create_looping_call(self._collect_done)
+        self._done_loop.start(DONE_CHECK_INTERVAL, now=False)
+
+    def _resume(self, log: RequestLog) -> None:
+        """Rebuild the queue (pushed - done) and the Bloom filter from the log."""
+        assert self.directory is not None
+        covered = self.dupefilter.load(self.directory / "bloom.bin")
+        pending = 0
+
+        def visit(entry: Entry) -> None:
+            nonlocal pending
+            if entry.fingerprint is not None and entry.item >= covered:
+                self.dupefilter.add(entry.fingerprint)
+            if not entry.done:
+                pending += 1
+                key = (entry.weight, entry.priority)
+                self.queue.push(entry.item, key, self.slots.number(entry.slot))
+
+        log.open(visit)
+        if len(log):
+            logger.info(
+                "Resuming crawl from %s: %d requests pending of %d logged",
+                self.directory,
+                pending,
+                len(log),
+            )
+            self.stats.set_value("tianwang/frontier/resumed_pending", pending)
+
+    def close(self, reason: str) -> None:
+        if self._done_loop is not None and self._done_loop.running:
+            self._done_loop.stop()
+        self._collect_done()
+        self._record_stats()
+        if isinstance(self.store, RequestLog) and self.directory is not None:
+            self.dupefilter.save(self.directory / "bloom.bin", len(self.store))
+        self.store.close()
+        self.slots.close()
+
+    def has_pending_requests(self) -> bool:
+        return len(self.queue) > 0
+
+    def __len__(self) -> int:
+        return len(self.queue)
+
+    def enqueue_request(self, request: Request) -> bool:
+        fingerprint = None
+        if not request.dont_filter:
+            fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
+            if fingerprint in self.dupefilter:
+                self._filtered(request)
+                return False
+        weight, priority = clip(
+            self.weigh(request.url) + request.meta.get(BOOST_META, 0), request.priority
+        )
+        slot = self.slots.key(request)
+        # The log first: the filter may only hold urls whose request is safely logged.
+        item = self.store.put(request, weight, slot, fingerprint)
+        if fingerprint is not None:
+            self.dupefilter.add(fingerprint)
+            self.stats.inc_value("tianwang/frontier/dedup/added")
+        else:
+            self.stats.inc_value("tianwang/frontier/dedup/dont_filter")
+        self.queue.push(item, (weight, priority), self.slots.number(slot))
+        self.stats.inc_value("scheduler/enqueued")
+        return True
+
+    def next_request(self) -> Request | None:
+        self._collect_done()
+        item = self.queue.pop(self.slots.full)
+        if item is None:
+            return None
+        request = self.store.get(item)
+        self._inflight[request] = item
+        self.slots.handed_out(request, self.slots.number(self.slots.key(request)))
+        self.stats.inc_value("scheduler/dequeued")
+        return request
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _filtered(self, request: Request) -> None:
+        self.stats.inc_value("tianwang/frontier/dedup/filtered")
+        if not self._logged_duplicate:
+            self._logged_duplicate = True
+            logger.debug(
+                "Filtered duplicate request: %s - no more duplicates will be shown", request
+            )
+
+    def _collect_done(self) -> None:
+        """Mark done the requests the engine has finished with (left its in-progress set)."""
+        if not self._inflight:
+            return
+        inprogress = _engine_inprogress(self.crawler)
+        finished = [request for request in self._inflight if request not in inprogress]
+        if finished:
+            self.store.done([self._inflight.pop(request) for request in finished])
+            for request in finished:
+                self.slots.reached(request)
+
+    def _record_stats(self) -> None:
+        self.stats.set_value("tianwang/frontier/sorted_picks", self.queue.picks["sorted"])
+        self.stats.set_value("tianwang/frontier/random_picks", self.queue.picks["random"])
+        by_weight: Counter[int] = Counter()
+        for (weight, _), count in self.queue.pending_by_key().items():
+            by_weight[weight] += count
+        for weight, count in sorted(by_weight.items()):
+            self.stats.set_value(f"tianwang/frontier/pending/w{weight}", count)
+        if isinstance(self.store, RequestLog) and self.store.unserializable:
+            self.stats.set_value("tianwang/frontier/unserializable", self.store.unserializable)
+
+
+def _engine_inprogress(crawler: Crawler) -> Any:
+    """The requests the engine has not finished with (private in Scrapy 2.19: no signal
+    says when a request's response has been parsed and its items stored)."""
+    engine = crawler.engine
+    slot = getattr(engine, "_slot", None) if engine is not None else None
+    return slot.inprogress if slot is not None else ()
+
+
+def _penalty_words(settings: Any, name: str) -> tuple[str, ...]:
+    """The words, or () for none (get_str_list refuses an empty list)."""
+    return tuple(get_str_list(settings, name)) if settings.get(name) else ()
+
+
+def _optional_int(settings: Any, name: str) -> int | None:
+    return None if settings.get(name) in (None, "") else get_int(settings, name)
+
+
+def _error_rate(settings: Any, name: str) -> float:
+    value = settings.get(name)
+    try:
+        rate = float(value)
+    except (TypeError, ValueError):
+        rate = math.nan
+    if not 0 < rate < 1:
+        raise SettingError(name, value, "a number between 0 and 1, e.g. 1e-6")
+    return rate
