@@ -11,6 +11,7 @@ import sys
 
 def build_parser() -> argparse.ArgumentParser:
     from tianwang import demo
+    from tianwang.analysis import commands as analysis_commands
     from tianwang.formats import commands as record_commands
     from tianwang.testweb import commands as testweb_commands
 
@@ -18,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     testweb_commands.register(sub)
     record_commands.register(sub)
+    analysis_commands.register(sub)
     demo.register(sub)
     return parser
 

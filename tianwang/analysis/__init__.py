@@ -1,0 +1,1 @@
+"""Offline tools over stored record trees (no Scrapy import here): global dedup, importance."""

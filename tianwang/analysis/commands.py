@@ -1,0 +1,192 @@
+"""`tianwang dedup` and `tianwang importance`: the offline tools over stored record trees."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from tianwang.analysis.dedup import DONE_FILE, WORK_DIR, DedupError, Report, dedup
+from tianwang.analysis.importance import Coefficients, csv_rows, importance, jsonl_records
+from tianwang.formats.record import RecordError
+
+DEDUP_HELP = """\
+Keep one record per body MD5 across the input trees (several crawls, several machines), as
+seed 004 built CWT200g: sharded by MD5 mod 1024, on all cores, in bounded memory. The kept
+url of a body is the shortest of those stored with it (then the first in code point order);
+every other url with that body, and every line of the inputs' mirror tables, goes to
+OUT_DIR/mirrors.tsv pointing at it. Records are copied byte for byte, sorted by url, with
+their links.tsv lines. Interrupted (even by kill -9), the same command resumes; OUT_DIR is
+complete once OUT_DIR/dedup.json exists."""
+
+IMPORTANCE_HELP = """\
+Rank every stored page of DIR by seed 000's features: in-degree, the parent's in-degree,
+mirror degree and directory depth, combined by default as
+  weight = BASE + A*ln(1+indegree) + B*ln(1+parent_indegree) + C*ln(mirror) - D*depth
+(BASE=10, A=1, B=0.5, C=1, D=1: with no links and no mirrors the weight is the crawl's URL
+weight; e times the in-links or copies is worth one directory level; the parent's in-degree
+is indirect evidence, worth half). In-degree counts distinct stored pages linking to a page,
+self-links excluded. The parent is the page that first linked to it (links.tsv)."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add `dedup` and `importance` to the root parser's subparsers."""
+    parser = subparsers.add_parser(
+        "dedup", help="global dedup of record trees by body MD5", description=DEDUP_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("inputs", nargs="+", metavar="IN_DIR", help="record trees to dedup")
+    parser.add_argument("--out", required=True, metavar="OUT_DIR",
+                        help="new or empty directory (or an unfinished run's, to resume)")
+    parser.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
+                        help="processes to use (default: one per core)")
+    parser.add_argument("--skip-damaged", action="store_true",
+                        help="on a damaged record file, use the records before the damage, "
+                        "report it and go on (default: stop and name it)")
+    parser.set_defaults(func=cmd_dedup)
+    _register_importance(subparsers)
+
+
+def _register_importance(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "importance", help="rank stored pages by seed 000's importance features",
+        description=IMPORTANCE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("dir", metavar="DIR", help="record tree (with links.tsv, mirrors.tsv)")
+    parser.add_argument("--out", metavar="FILE", help="write the table here (default: stdout)")
+    parser.add_argument("--format", choices=("csv", "jsonl"), default="csv",
+                        help="csv with a header line (default), or one JSON object a line")
+    defaults = Coefficients()
+    for name, flag, what in (
+        ("base", "--base", "BASE, the weight of a depth-0 page with nothing else known"),
+        ("indegree", "--indegree-coef", "A, per ln(1+indegree)"),
+        ("parent_indegree", "--parent-coef", "B, per ln(1+parent_indegree)"),
+        ("mirror", "--mirror-coef", "C, per ln(mirror)"),
+        ("depth", "--depth-coef", "D, subtracted per directory level"),
+    ):
+        parser.add_argument(flag, dest=name, type=float, default=getattr(defaults, name),
+                            help=f"{what} (default {getattr(defaults, name):g})")
+    parser.set_defaults(func=cmd_importance)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+# -- dedup -------------------------------------------------------------------------------
+
+
+def cmd_dedup(args: argparse.Namespace) -> int:
+    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+    try:
+        report = dedup(args.inputs, args.out, args.workers, args.skip_damaged,
+                       bar.update if bar else None)
+    except DedupError as exc:
+        _end(bar)
+        print(f"tianwang dedup: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        _end(bar)
+        print(f"tianwang dedup: interrupted; {args.out} is unfinished (no {DONE_FILE}); run "
+              "the same command again to resume", file=sys.stderr)
+        return 130
+    _end(bar)
+    for line in report_lines(report):
+        print(line)
+    return 0
+
+
+def _end(bar: ProgressBar | None) -> None:
+    if bar is not None:
+        bar.close()
+
+
+def report_lines(report: Report) -> list[str]:
+    rate = report.records / report.seconds if report.seconds > 0 else 0.0
+    lines = [
+        f"records in: {report.records} ({report.bytes_in} bytes in {report.files} files)",
+        f"distinct bodies: {report.distinct} (records written, {report.bytes_out} bytes)",
+        f"duplicates: {report.duplicates} (other urls of a kept body, now in mirrors.tsv)",
+        f"same-url copies: {report.same_url} (a url stored twice with one body, dropped)",
+        f"mirror lines: {report.mirror_lines_in} in, {report.mirror_lines_out} out",
+        f"time: {report.seconds:.1f} s, {rate:.0f} records/s"
+        + (" (this run resumed an interrupted one)" if report.resumed else ""),
+    ]
+    for path, offset, reason in report.damaged:
+        lines.append(f"skipped damaged: {path}: offset {offset}: {reason}")
+    return lines
+
+
+class ProgressBar:
+    """One line on a terminal, redrawn at most 5 times a second."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.drawn = 0.0
+        self.started = time.monotonic()
+        self.phase = ""
+
+    def update(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if phase != self.phase:
+            self.phase, self.started = phase, now
+        elif now - self.drawn < 0.2 and done < total:
+            return
+        self.drawn = now
+        share = done / total if total else 1.0
+        filled = int(30 * share)
+        line = f"\r{phase:6} [{'#' * filled}{'.' * (30 - filled)}] {share:6.1%}"
+        if phase == "hash" and now > self.started:
+            line += f" {done / (1 << 20):,.0f}/{total / (1 << 20):,.0f} MB"
+        self.stream.write(line + "   ")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# -- importance --------------------------------------------------------------------------
+
+
+def cmd_importance(args: argparse.Namespace) -> int:
+    root = Path(args.dir)
+    if not root.is_dir():
+        what = "not a directory" if root.exists() else "no such directory"
+        print(f"tianwang importance: {root}: {what}", file=sys.stderr)
+        return 2
+    if (root / WORK_DIR).exists() and not (root / DONE_FILE).exists():
+        print(f"tianwang importance: {root} is an unfinished dedup output; finish it first "
+              "(run the same tianwang dedup command again)", file=sys.stderr)
+        return 1
+    coefficients = Coefficients(args.base, args.indegree, args.parent_indegree, args.mirror,
+                                args.depth)
+    try:
+        table = importance(root, coefficients)
+    except RecordError as exc:
+        print(f"tianwang importance: damaged record file: {exc}", file=sys.stderr)
+        return 1
+    if args.out:
+        with open(args.out, "w", encoding="utf-8", newline="",
+                  errors="surrogateescape") as file:
+            _write_table(file, table, args.format)
+    else:
+        _write_table(sys.stdout, table, args.format)
+    return 0
+
+
+def _write_table(file: TextIO, table: list, form: str) -> None:
+    if form == "csv":
+        csv.writer(file, lineterminator="\n").writerows(csv_rows(table))
+    else:
+        for record in jsonl_records(table):
+            file.write(json.dumps(record, ensure_ascii=False) + "\n")
