@@ -46,6 +46,38 @@ def testweb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestWeb]:
         yield TestWeb(web.address, log, load_truth(WEB_SEED, WEB_HOSTS), WEB_SEED, WEB_HOSTS)
 
 
+# A small web with mirrored content (issue 5), crawled whole in seconds.
+MIRROR_SEED, MIRROR_HOSTS, MIRROR_PAGES = 7, 30, 40
+
+
+@pytest.fixture(scope="session")
+def mirror_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestWeb]:
+    log = tmp_path_factory.mktemp("mirrorweb") / "access.jsonl"
+    web_args = (MIRROR_SEED, MIRROR_HOSTS, MIRROR_PAGES)
+    with TestWebProcess(*web_args, access_log=log, extra_args=("--mirrors",)) as web:
+        truth = load_truth(*web_args, "--mirrors")
+        yield TestWeb(web.address, log, truth, MIRROR_SEED, MIRROR_HOSTS)
+
+
+@pytest.fixture(scope="session")
+def mirror_crawl(mirror_web: TestWeb, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One default crawl of every homepage of the mirror web: its data dir and its log."""
+    workdir = tmp_path_factory.mktemp("mirrorcrawl")
+    homepages = ",".join(url for url, page in mirror_web.truth.items() if page["kind"] == "home")
+    settings = {"TIANWANG_PROXY": mirror_web.address, "TIANWANG_DATA_DIR": str(workdir / "data")}
+    result = scrapy_crawl("site", {"seeds": homepages}, settings, cwd=workdir)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return {"data": workdir / "data", "stderr": result.stderr, "seeds": homepages.split(",")}
+
+
+@pytest.fixture(scope="session")
+def junk_crawls(tmp_path_factory: pytest.TempPathFactory):
+    """Crawls of a junk-enabled test web, filters on and off (tests/filters_crawl.py)."""
+    from tests.filters_crawl import run_junk_crawls
+
+    return run_junk_crawls(tmp_path_factory.mktemp("junk"))
+
+
 def crawl_command(
     spider: str, args: dict[str, str], settings: dict[str, str]
 ) -> tuple[list[str], dict[str, str]]:

@@ -18,7 +18,9 @@ STORED_TYPES = {"text/html", "text/plain"}
 # Links Scrapy's IGNORED_EXTENSIONS would not fetch never matter here: none is a text page.
 
 
-def load_truth(seed: int, hosts: int, max_pages: int | None = None) -> dict[str, dict]:
+def load_truth(
+    seed: int, hosts: int, max_pages: int | None = None, *extra: str
+) -> dict[str, dict]:
     """The truth as the `tianwang testweb truth` command prints it, keyed by url."""
     command = [
         sys.executable,
@@ -33,6 +35,7 @@ def load_truth(seed: int, hosts: int, max_pages: int | None = None) -> dict[str,
     ]
     if max_pages is not None:
         command += ["--max-pages", str(max_pages)]
+    command += extra  # e.g. "--mirrors"
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     pages = [json.loads(line) for line in out.splitlines() if line.strip()]
     return {page["url"]: page for page in pages}

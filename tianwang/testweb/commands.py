@@ -47,6 +47,11 @@ def _web_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="add hosts and files a crawl must refuse (spam, ports, IPs, binaries)",
     )
+    parser.add_argument(
+        "--mirrors",
+        action="store_true",
+        help="serve some pages under more urls (/default.htm, ?sessionid=, other hosts)",
+    )
 
 
 def positive_int(text: str) -> int:
@@ -72,7 +77,8 @@ def _integer(text: str) -> int:
 
 
 def _web(args: argparse.Namespace) -> SyntheticWeb:
-    return SyntheticWeb(args.seed, args.hosts, args.max_pages, junk=args.junk)
+    return SyntheticWeb(args.seed, args.hosts, args.max_pages, junk=args.junk,
+                        mirrors=args.mirrors)
 
 
 def run_serve(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from tianwang.testweb.site import Entry, Site, SiteBuilder
 
 if TYPE_CHECKING:
     from tianwang.testweb.junk import JunkWeb
+    from tianwang.testweb.mirrors import Mirrors
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -67,7 +68,8 @@ class SyntheticWeb:
     """`hosts` sites, built lazily: constructing even a 5,000-host web builds no site."""
 
     def __init__(self, seed: int, hosts: int, max_pages: int = 300, *,
-                 host_cache: int = 8192, response_cache: int = 4096, junk: bool = False) -> None:
+                 host_cache: int = 8192, response_cache: int = 4096, junk: bool = False,
+                 mirrors: bool = False) -> None:
         if hosts < 1:
             raise ValueError(f"hosts must be >= 1, got {hosts}")
         if max_pages < 1:
@@ -81,6 +83,12 @@ class SyntheticWeb:
             from tianwang.testweb.junk import JunkWeb
 
             self.junk = JunkWeb(seed, self.hosts)
+        # Opt-in copies of pages under other urls (tianwang/testweb/mirrors.py).
+        self.mirrors: Mirrors | None = None
+        if mirrors:
+            from tianwang.testweb.mirrors import Mirrors
+
+            self.mirrors = Mirrors(seed, self.hosts, self._base_site)
 
     @cached_property
     def hosts(self) -> list[str]:
@@ -102,6 +110,12 @@ class SyntheticWeb:
         return site
 
     def _build(self, index: int) -> Site:
+        site = self._base_site(index)
+        if self.mirrors is not None:
+            self.mirrors.add(site, index)
+        return site
+
+    def _base_site(self, index: int) -> Site:
         return SiteBuilder(self.seed, index, self.host_count, self.hosts.__getitem__,
                            self.max_pages).build()
 
@@ -129,6 +143,8 @@ class SyntheticWeb:
         entry = site.entries.get(f"http://{site.host}{path}")
         if entry is None:
             return _status_response(404, path)
+        if entry.kind == "copy" and self.mirrors is not None:
+            return self.respond(self.mirrors.copy_of[entry.url])  # the original's, verbatim
         response = _entry_response(site, entry)
         if self.junk and entry.kind == "home":
             response = replace(response, body=self.junk.decorate(index, response.body))
@@ -145,6 +161,8 @@ class SyntheticWeb:
             home = f"http://{site.host}/"
             for url in [home, *sorted(u for u in site.entries if u != home)]:
                 record = truth_record(site, site.entries[url], bodies)
+                if self.mirrors is not None:
+                    record = self.mirrors.mark(record, self.respond)
                 if self.junk:
                     body = render.body(site, site.entries[url]) if bodies else None
                     record = self.junk.mark(index, record, body)

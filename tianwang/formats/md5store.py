@@ -1,0 +1,197 @@
+"""The online dedup's index of a record tree: body MD5 -> kept url (issue 5, DESIGN.md 7).
+
+`<data dir>/md5.sqlite` indexes the bodies stored in that tree, so it lives with the tree and
+not in JOBDIR: a second crawl into the same tree (resumed or not) never stores a body the tree
+already holds, and a JOBDIR of another tree cannot mislead it. sqlite3 (stdlib, embedded,
+no server) was picked by measurement (bench/dedup_store.py, bench/RESULTS.md): its memory
+does not grow with the pages, where an in-memory map costs 140-220 bytes per page.
+
+The record tree and mirrors.tsv are the truth; the index is a cache of them that catches up on
+open. It remembers, per page.dat and for mirrors.tsv, the offset up to which it has read
+them; on open it reads whatever lies past those offsets (records a crash stored but never
+indexed, mirror lines never committed) and indexes it. So commits can be batched, a kill -9
+at any point loses nothing, and a lost or stale index (a file shorter than its offset, or
+gone) is rebuilt from the tree. Pure logic: no Scrapy import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from tianwang.formats.lines import encode_line
+from tianwang.formats.mirrors import MIRRORS_FILE, MirrorTable
+from tianwang.formats.record import Record, RecordError, iter_records
+from tianwang.formats.store import record_files
+
+logger = logging.getLogger(__name__)
+
+INDEX_FILE = "md5.sqlite"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS bodies (md5 BLOB PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS mirrored (url TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (name TEXT PRIMARY KEY, indexed INTEGER NOT NULL);
+"""
+
+
+class MD5Store:
+    """MD5 of every body stored in data_dir's tree, with the url that was kept for it."""
+
+    def __init__(self, data_dir: str | os.PathLike[str], commit_every: int = 1000) -> None:
+        if commit_every < 1:
+            raise ValueError(f"commit_every must be at least 1, not {commit_every}")
+        self.data_dir = Path(data_dir)
+        self.commit_every = commit_every
+        self.caught_up = 0  # records and mirror lines indexed on open (what a crash left)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.data_dir / INDEX_FILE, isolation_level=None)
+        # WAL with synchronous=NORMAL: a commit is a write, not an fsync; a killed process
+        # loses nothing the OS has. (A power cut may lose the last commits: catch-up redoes them.)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._ends = dict(self._db.execute("SELECT name, indexed FROM files"))
+        self._uncommitted = 0
+        self._db.execute("BEGIN")
+        self._mirrors = MirrorTable(self.data_dir)  # repairs a cut last line first
+        self._catch_up()
+
+    # -- queries and updates ------------------------------------------------------------
+
+    def kept(self, md5: bytes) -> str | None:
+        """The url whose record holds this body, or None if the tree has no such body."""
+        row = self._db.execute("SELECT url FROM bodies WHERE md5 = ?", (md5,)).fetchone()
+        return row[0] if row else None
+
+    def indexed_end(self, name: str) -> int:
+        """How far a file of the tree (`data_k/host/page.dat`) has been indexed."""
+        return self._ends.get(name, 0)
+
+    def add(self, md5: bytes, url: str, name: str, end: int) -> None:
+        """A record of body md5 for url was stored in file `name`, which now ends at `end`."""
+        self._db.execute("INSERT OR IGNORE INTO bodies VALUES (?, ?)", (md5, url))
+        self._set_end(name, end)
+        self._count()
+
+    def is_mirrored(self, url: str) -> bool:
+        """Whether the mirror table already has a line for this duplicate url."""
+        row = self._db.execute("SELECT 1 FROM mirrored WHERE url = ?", (url,)).fetchone()
+        return row is not None
+
+    def add_mirror(self, md5: bytes, duplicate: str, kept: str) -> bool:
+        """Append (md5, duplicate, kept) to mirrors.tsv once per duplicate url; True if new."""
+        if self.is_mirrored(duplicate):
+            return False
+        self._mirrors.add(md5.hex(), duplicate, kept)
+        end = self.indexed_end(MIRRORS_FILE) + len(encode_line((md5.hex(), duplicate, kept)))
+        self._db.execute("INSERT OR IGNORE INTO mirrored VALUES (?)", (duplicate,))
+        self._set_end(MIRRORS_FILE, end)
+        self._count()
+        return True
+
+    def commit(self) -> None:
+        self._db.execute("COMMIT")
+        self._db.execute("BEGIN")
+        self._uncommitted = 0
+
+    def close(self) -> None:
+        if self._mirrors is None:
+            return
+        self._db.execute("COMMIT")
+        self._db.close()
+        self._mirrors.close()
+        self._mirrors = None  # type: ignore[assignment]
+
+    def __enter__(self) -> MD5Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _set_end(self, name: str, end: int) -> None:
+        self._ends[name] = end
+        self._db.execute("INSERT OR REPLACE INTO files VALUES (?, ?)", (name, end))
+
+    def _count(self) -> None:
+        self._uncommitted += 1
+        if self._uncommitted >= self.commit_every:
+            self.commit()
+
+    # -- catching up with the files -----------------------------------------------------
+
+    def _catch_up(self) -> None:
+        files = {path.relative_to(self.data_dir).as_posix(): path
+                 for path in record_files(self.data_dir)}
+        mirrors = self.data_dir / MIRRORS_FILE
+        stale = [name for name, end in self._ends.items()
+                 if _size(files.get(name, mirrors if name == MIRRORS_FILE else None)) < end]
+        if stale:
+            logger.warning("%s: %s shorter than indexed (changed outside the crawl): "
+                           "rebuilding the md5 index from the records",
+                           self.data_dir, ", ".join(sorted(stale)[:5]))
+            self._db.execute("DELETE FROM bodies")
+            self._db.execute("DELETE FROM mirrored")
+            self._db.execute("DELETE FROM files")
+            self._ends.clear()
+        for name, path in files.items():
+            if path.stat().st_size > self.indexed_end(name):
+                self._index_records(name, path)
+        if mirrors.exists() and mirrors.stat().st_size > self.indexed_end(MIRRORS_FILE):
+            self._index_mirrors(mirrors)
+        self.commit()
+        if self.caught_up:
+            logger.info("%s: indexed %d records and mirror lines not yet in %s",
+                        self.data_dir, self.caught_up, INDEX_FILE)
+
+    def _index_records(self, name: str, path: Path) -> None:
+        for record, end in _records_from(path, self.indexed_end(name)):
+            body = record.http.body
+            self._db.execute("INSERT OR IGNORE INTO bodies VALUES (?, ?)",
+                             (hashlib.md5(body).digest(), record.url))
+            self._set_end(name, end)
+            self.caught_up += 1
+
+    def _index_mirrors(self, path: Path) -> None:
+        end = self.indexed_end(MIRRORS_FILE)
+        with open(path, "rb") as file:
+            file.seek(end)
+            for raw in file:
+                if not raw.endswith(b"\n"):
+                    break  # cut by a crash; MirrorTable cut it off already
+                end += len(raw)
+                fields = raw[:-1].decode("utf-8", "surrogateescape").split("\t")
+                if len(fields) == 3:
+                    self._db.execute("INSERT OR IGNORE INTO mirrored VALUES (?)", (fields[1],))
+                    self.caught_up += 1
+        self._set_end(MIRRORS_FILE, end)
+
+
+def _size(path: Path | None) -> int:
+    try:
+        return path.stat().st_size if path is not None else -1
+    except FileNotFoundError:
+        return -1
+
+
+def _records_from(path: Path, offset: int) -> Iterator[tuple[Record, int]]:
+    """The complete records of a file from offset on, each with the offset it ends at.
+
+    A damaged or unfinished record ends the reading: the storage's repair cuts it off.
+    """
+    with open(path, "rb") as file:
+        file.seek(offset)
+        previous: Record | None = None
+        try:
+            for record in iter_records(file, str(path)):
+                if previous is not None:
+                    yield previous, record.offset
+                previous = record
+            last_end = file.tell()  # a clean end of file: just after the last record
+        except RecordError as exc:
+            last_end = exc.offset  # the bad record starts where the last good one ended
+        if previous is not None:
+            yield previous, last_end

@@ -1,0 +1,64 @@
+"""The link graph: each stored page's out-links and parent, beside its host's records.
+
+One line per stored page in `<data dir>/data_<k>/<host>/links.tsv` (tianwang/formats/
+linkgraph.py): its url, its parent and its out-links as the spider extracted them (absolute,
+fragment removed, percent-encoded by safe_url: the canonical form every other part of the
+crawl uses). The parent is the request's Referer (PageItem.parent): the page whose link led
+the crawler here, "" for a seed. After a redirect Scrapy sends the redirecting url as the
+Referer, so a redirected page's parent is the url that was linked (and redirected to it);
+its in-degree is that url's, which is what a link to the page was.
+
+Runs after the storage pipeline, so a line is written only for a page whose record was
+stored: a kill between the two leaves a stored page without a line (its out-links are
+missing from the graph), never a line without a record. A page the dedup pipeline dropped
+gets no line: its body, hence its out-links, are the kept page's, which has its own line;
+links to the duplicate's url still count in other pages' lines, and mirrors.tsv maps the
+duplicate to the kept url.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from scrapy.exceptions import NotConfigured
+
+from tianwang.config import get_bool, get_int, get_nonempty_str
+from tianwang.formats.linkgraph import LinkGraphWriter
+from tianwang.items import PageItem
+from tianwang.urls import url_host
+
+
+class LinkGraphPipeline:
+    def __init__(self, data_dir: str, max_open: int) -> None:
+        self.data_dir = Path(data_dir)
+        self.max_open = max_open
+        self.writer: LinkGraphWriter | None = None
+        self.stats: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> LinkGraphPipeline:
+        settings = crawler.settings
+        if not get_bool(settings, "TIANWANG_LINK_GRAPH"):
+            raise NotConfigured("TIANWANG_LINK_GRAPH is off")
+        pipeline = cls(
+            data_dir=get_nonempty_str(settings, "TIANWANG_DATA_DIR"),
+            max_open=get_int(settings, "TIANWANG_MAX_OPEN_FILES", minimum=1),
+        )
+        pipeline.stats = crawler.stats
+        return pipeline
+
+    def open_spider(self) -> None:
+        self.writer = LinkGraphWriter(self.data_dir, self.max_open)
+
+    def close_spider(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+    def process_item(self, item: Any) -> Any:
+        if isinstance(item, PageItem):
+            assert self.writer is not None
+            self.writer.add(url_host(item.url), item.url, item.parent, item.links)
+            self.stats.inc_value("tianwang/linkgraph/pages")
+            self.stats.inc_value("tianwang/linkgraph/links", len(item.links))
+        return item
