@@ -41,7 +41,10 @@ DOWNLOADER_MIDDLEWARES = {
     "tianwang.middlewares.contenttype.ContentTypeMiddleware": 950,
 }
 ITEM_PIPELINES = {
+    # Dedup first (a copy is never stored); the link graph only for what was stored.
+    "tianwang.pipelines.dedup.MD5DedupPipeline": 700,
     "tianwang.pipelines.storage.TianwangStoragePipeline": 800,
+    "tianwang.pipelines.linkgraph.LinkGraphPipeline": 900,
 }
 
 # --- tianwang settings: every default lives here ------------------------------------------
@@ -62,6 +65,10 @@ TIANWANG_MAX_LEVELS = 3
 TIANWANG_STAY_IN_HOST = True
 # Media types whose pages are stored; any other type's download is stopped at its headers.
 TIANWANG_STORE_TYPES = ["text/html", "text/plain"]
+# Drop a page whose body MD5 the tree already holds; mirrors.tsv maps it to the kept url.
+TIANWANG_DEDUP = True
+# Write each stored page's parent and out-links to links.tsv beside its records.
+TIANWANG_LINK_GRAPH = True
 # HTTP proxy for every request (e.g. the test web); "" uses the http_proxy variable, if any.
 TIANWANG_PROXY = ""
 # Largest body fetched, in bytes; a longer one is cut off, counted and never stored.
