@@ -82,8 +82,6 @@ class ContentTypeMiddleware:
         meta.pop(_BODY, None)  # a retried request carries its previous response's state
         meta.pop(_STOPPED, None)
         length = body_length if isinstance(body_length, int) else None  # else UNKNOWN_LENGTH
-        if self.max_bytes and length is not None and length > self.max_bytes:
-            self._stop(request, "too_big", length)
         sniff = False
         if b"Location" not in headers and not _is_robots(request):  # both read on headers
             mime = media_type(headers.get(b"Content-Type"))
@@ -91,6 +89,8 @@ class ContentTypeMiddleware:
                 self._stop(request, "content_type", length)
             # Compressed bytes cannot be sniffed; HttpCompressionMiddleware types them later.
             sniff = mime is None and b"Content-Encoding" not in headers
+        if self.max_bytes and length is not None and length > self.max_bytes:
+            self._stop(request, "too_big", length)  # an untyped one too: no byte is worth it
         if sniff or (self.max_bytes and length is None):
             meta[_BODY] = [0, sniff, length]
 

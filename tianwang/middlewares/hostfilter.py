@@ -78,13 +78,13 @@ class HostFilterMiddleware:
         try:
             parsed = parse_url_host(request.url)
         except MalformedURL:
-            return self._drop(request, request.url[:80], "malformed")
+            return self._drop(request, "malformed")
         reason = self.rules.reason_for(parsed)
         if reason is None and self.block_private and not self._proxied(request, parsed.host):
             if await self._resolves_private(parsed.host, parsed.port):
                 reason = "private"
         if reason is not None:
-            self._drop(request, parsed.host, reason)
+            self._drop(request, reason)
 
     def _proxied(self, request: Request, host: str) -> bool:
         """Whether the download handler will connect to a proxy rather than to the host."""
@@ -105,8 +105,10 @@ class HostFilterMiddleware:
             self._private[host] = verdict
         return verdict
 
-    def _drop(self, request: Request, host: str, reason: str) -> NoReturn:
+    def _drop(self, request: Request, reason: str) -> NoReturn:
         self.stats.inc_value(f"tianwang/filter/{reason}")
+        # The host as written (each spelling of an IP address is its own), port included.
+        host = request.url.partition("://")[2].split("/", 1)[0].rpartition("@")[2].lower()
         if (host, reason) not in self._logged:  # a spam family would fill the log otherwise
             self._logged.add((host, reason))
             logger.info("Dropped %s: host filter %r (first for this host)", request, reason)

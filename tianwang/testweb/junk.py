@@ -50,7 +50,7 @@ MB = 1024 * 1024
 DOWNLOADS = {
     "/pic.php?id=1": ("image", "application/octet-stream", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00",
                       300 * 1024, "content_type"),
-    "/getfile.asp?id=2": ("binary", None, b"PK\x03\x04", 24 * MB, "content_type"),
+    "/getfile.asp?id=2": ("binary", None, b"PK\x03\x04", 9 * MB, "content_type"),
     "/download.php?id=3": ("binary", "application/octet-stream", b"PK\x03\x04", 64 * MB,
                            "content_type"),
     "/video.php?id=4": ("binary", "video/mp4", b"\x00\x00\x00\x18ftypmp42", 24 * MB,

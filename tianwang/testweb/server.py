@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +21,8 @@ from twisted.web.server import Request
 from tianwang.testweb.model import SyntheticWeb
 
 logger = logging.getLogger(__name__)
+
+SEND_BUFFER = 64 * 1024  # socket send buffer of a streamed body
 
 
 class AccessLog:
@@ -86,6 +89,10 @@ def stream(request: Request, chunks: Iterator[bytes], length: int, log: Callable
     of the body ever left this server: at most what the kernel's socket buffers held.
     """
     request.setHeader(b"content-length", str(length).encode("ascii"))
+    # A small send buffer, so the kernel holds little the client never asked to read.
+    handle = getattr(request.channel.transport, "socket", None)
+    if handle is not None:
+        handle.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
     sent = [0]
 
     class Producer:  # a pull producer: twisted asks for the next chunk when it has room
