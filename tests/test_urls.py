@@ -56,6 +56,10 @@ def test_safe_url_agrees_with_w3lib(host: str, rest: str) -> None:
         "http://a.com/a b",
         "http://a.com/天网",
         "http://a.com/x%zz",
+        "http://a.com:/x",  # w3lib drops an empty port
+        "http://a.com:080/x",  # and a port's leading zeros
+        "http://:/",
+        "http://a.com/x?",  # and an empty query's "?"
     ],
 )
 def test_safe_url_examples_match_w3lib(url: str) -> None:
