@@ -40,7 +40,7 @@ PORT_HOSTS = ("www.devtest1.com:8080", "www.devtest2.com:8080", "bbs.devtest3.ne
 # Each spelling as written in a link; all are IP literals to a browser.
 IP_HOSTS = (
     "61.135.169.125", "10.1.2.3", "192.168.0.10", "2130706433", "0x7f.1", "0177.0.0.1",
-    "127.1", "0x3d.0x87.0xa9.0x7d", "1032302973", "0x3d87a97d", "075.0207.0251.0175",
+    "127.1", "0x3d.0x87.0xa9.0x7d", "1032300925", "0x3d87a97d", "075.0207.0251.0175",
     "61.0x87.43389", "[::1]", "[2001:db8::1]", "[::ffff:61.135.169.125]",
 )
 PRIVATE_HOST = "localhost"  # resolves to 127.0.0.1: refused when fetched without a proxy
