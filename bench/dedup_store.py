@@ -1,6 +1,8 @@
 """Which embedded store should hold the online dedup's md5 -> kept url map? (issue 5)
 
     python bench/dedup_store.py [--n 1000000] [--kinds dict-url,dict-offset,sqlite,...]
+    python bench/dedup_store.py --pipeline      # the pipeline's cost per page, test web bodies
+    python bench/dedup_store.py --crawl 5       # site crawls with dedup on vs off, alternating
 
 Each kind runs in its own process (so its memory is its own) and prints: inserts/s (each
 insert durable against kill -9 of the process, as the pipeline needs), lookups/s of present
@@ -169,12 +171,95 @@ def measure(kind: str, n: int) -> dict:
     }
 
 
+def pipeline_cost(hosts: int = 200, seed: int = 1) -> None:
+    """CPU per page of MD5DedupPipeline (md5, lookup, index commit) on the test web's pages."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.conftest import project_crawler
+    from tianwang.items import PageItem
+    from tianwang.pipelines.dedup import MD5DedupPipeline
+    from tianwang.testweb.model import SyntheticWeb
+
+    web = SyntheticWeb(seed, hosts)
+    pages = [PageItem(url=r["url"], requested_url=r["url"], status=200, headers=[],
+                      body=web.respond(r["url"]).body, ip=None, fetched_at=0.0, level=1)
+             for r in web.truth(bodies=False) if r["status"] == 200 and r["kind"] != "robots"]
+    size = sum(len(page.body) for page in pages) / len(pages)
+    with tempfile.TemporaryDirectory(prefix="dedupbench") as tmp:
+        crawler = project_crawler(TIANWANG_DATA_DIR=tmp)
+        crawler.stats.open_spider()
+        pipeline = MD5DedupPipeline.from_crawler(crawler)
+        pipeline.open_spider()
+        started, cpu = time.perf_counter(), time.process_time()
+        for page in pages:
+            pipeline.process_item(page)
+            pipeline.item_scraped(page)
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        pipeline.close_spider()
+    print(f"pipeline: {len(pages):,} pages of {size / 1000:.1f} KB on average: "
+          f"{1e6 * cpu / len(pages):.1f} us CPU a page ({1e6 * wall / len(pages):.1f} us wall)")
+
+
+def crawl_cost(rounds: int, hosts: int = 200, seed: int = 1) -> None:
+    """Median CPU per 1000 pages of `site` crawls with TIANWANG_DEDUP on and off."""
+    import statistics
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench.crawl import COMMON, cpu_per_1000, rate
+    from tianwang.testweb.launcher import TestWebProcess, write_seeds
+    from tianwang.testweb.model import SyntheticWeb
+
+    runs: dict[str, list[dict]] = {"on": [], "off": []}
+    with tempfile.TemporaryDirectory() as tmp, TestWebProcess(seed, hosts) as web:
+        seeds = write_seeds(Path(tmp) / "seeds.txt", SyntheticWeb(seed, hosts).homepages())
+        for round_no in range(rounds + 1):  # round 0 warms the server up, and is not counted
+            for dedup in ("on", "off") if round_no % 2 else ("off", "on"):
+                with tempfile.TemporaryDirectory(dir=tmp) as workdir:
+                    stats = run_site(web.address, seeds, Path(workdir), dedup == "on", COMMON)
+                if round_no:
+                    runs[dedup].append(stats)
+                    print(f"round {round_no} dedup {dedup:3}: {rate(stats):.1f} pages/s, "
+                          f"{cpu_per_1000(stats):.2f} cpu s/1000 pages", flush=True)
+    cpu = {kind: statistics.median(cpu_per_1000(s) for s in runs[kind]) for kind in runs}
+    pages = {kind: statistics.median(rate(s) for s in runs[kind]) for kind in runs}
+    print(f"median dedup on: {cpu['on']:.3f}, off: {cpu['off']:.3f} cpu s/1000 pages; "
+          f"ratio on/off {cpu['on'] / cpu['off']:.3f} (cpu), {pages['on'] / pages['off']:.3f} "
+          f"(pages/s)")
+
+
+def run_site(proxy: str, seeds: Path, workdir: Path, dedup: bool, common: dict) -> dict:
+    import resource
+
+    stats_file = workdir / "stats.json"
+    settings = {**common, "BENCH_STATS_FILE": str(stats_file), "TIANWANG_PROXY": proxy,
+                "TIANWANG_DATA_DIR": str(workdir / "data"), "TIANWANG_DEDUP": str(dedup)}
+    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"seeds={seeds}"]
+    for name, value in settings.items():
+        command += ["-s", f"{name}={value}"]
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root, "SCRAPY_SETTINGS_MODULE": "tianwang.settings"}
+    env.pop("http_proxy", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, cwd=workdir, env=env, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    stats = json.loads(stats_file.read_text(encoding="utf-8"))
+    stats["cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return stats
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1_000_000, help="entries (default 1,000,000)")
     parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated kinds")
+    parser.add_argument("--pipeline", action="store_true", help="the pipeline's cost per page")
+    parser.add_argument("--crawl", type=int, metavar="ROUNDS", help="crawls, dedup on vs off")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: measure one kind
     args = parser.parse_args()
+    if args.pipeline:
+        pipeline_cost()
+        return 0
+    if args.crawl:
+        crawl_cost(args.crawl)
+        return 0
     if args.one:
         print(json.dumps(measure(args.one, args.n)))
         return 0

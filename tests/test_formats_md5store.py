@@ -92,3 +92,14 @@ def test_commits_come_in_batches(tmp_path: Path) -> None:
         assert index._uncommitted == 0
     with pytest.raises(ValueError, match="commit_every"):
         MD5Store(tmp_path, commit_every=0)
+
+
+def test_an_index_that_is_not_a_database_is_set_aside_and_rebuilt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store_pages(tmp_path, [("a.cn", "http://a.cn/", b"one")])
+    (tmp_path / INDEX_FILE).write_bytes(b"not a database" * 100)
+    with MD5Store(tmp_path) as index:
+        assert index.kept(md5(b"one")) == "http://a.cn/"
+    assert (tmp_path / f"{INDEX_FILE}.bad").exists()
+    assert "rebuilding it from the records" in caplog.text

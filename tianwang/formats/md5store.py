@@ -48,13 +48,18 @@ class MD5Store:
         self.commit_every = commit_every
         self.caught_up = 0  # records and mirror lines indexed on open (what a crash left)
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.data_dir / INDEX_FILE, isolation_level=None)
-        # WAL with synchronous=NORMAL: a commit is a write, not an fsync; a killed process
-        # loses nothing the OS has. (A power cut may lose the last commits: catch-up redoes them.)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
-        self._ends = dict(self._db.execute("SELECT name, indexed FROM files"))
+        path = self.data_dir / INDEX_FILE
+        try:
+            self._db, self._ends = _open(path)
+        except sqlite3.DatabaseError as exc:  # not a database (any more): rebuild it
+            aside = path.with_name(f"{INDEX_FILE}.bad")
+            logger.warning("%s: %s (moved to %s); rebuilding it from the records",
+                           path, exc, aside.name)
+            path.replace(aside)
+            for suffix in ("-wal", "-shm"):
+                path.with_name(INDEX_FILE + suffix).unlink(missing_ok=True)
+            self._db, self._ends = _open(path)
+        self._dirty: set[str] = set()  # files whose end is written at the next commit
         self._uncommitted = 0
         self._db.execute("BEGIN")
         self._mirrors = MirrorTable(self.data_dir)  # repairs a cut last line first
@@ -94,6 +99,10 @@ class MD5Store:
         return True
 
     def commit(self) -> None:
+        # The ends go in the same transaction as the bodies they account for.
+        self._db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?)",
+                             [(name, self._ends[name]) for name in self._dirty])
+        self._dirty.clear()
         self._db.execute("COMMIT")
         self._db.execute("BEGIN")
         self._uncommitted = 0
@@ -101,7 +110,8 @@ class MD5Store:
     def close(self) -> None:
         if self._mirrors is None:
             return
-        self._db.execute("COMMIT")
+        self.commit()
+        self._db.execute("COMMIT")  # the transaction commit() began
         self._db.close()
         self._mirrors.close()
         self._mirrors = None  # type: ignore[assignment]
@@ -114,7 +124,7 @@ class MD5Store:
 
     def _set_end(self, name: str, end: int) -> None:
         self._ends[name] = end
-        self._db.execute("INSERT OR REPLACE INTO files VALUES (?, ?)", (name, end))
+        self._dirty.add(name)
 
     def _count(self) -> None:
         self._uncommitted += 1
@@ -137,6 +147,7 @@ class MD5Store:
             self._db.execute("DELETE FROM mirrored")
             self._db.execute("DELETE FROM files")
             self._ends.clear()
+            self._dirty.clear()
         for name, path in files.items():
             if path.stat().st_size > self.indexed_end(name):
                 self._index_records(name, path)
@@ -149,10 +160,13 @@ class MD5Store:
 
     def _index_records(self, name: str, path: Path) -> None:
         for record, end in _records_from(path, self.indexed_end(name)):
-            body = record.http.body
+            self._set_end(name, end)
+            try:
+                body = record.http.body
+            except ValueError:  # DATA that is not an HTTP response: no body to dedup
+                continue
             self._db.execute("INSERT OR IGNORE INTO bodies VALUES (?, ?)",
                              (hashlib.md5(body).digest(), record.url))
-            self._set_end(name, end)
             self.caught_up += 1
 
     def _index_mirrors(self, path: Path) -> None:
@@ -168,6 +182,20 @@ class MD5Store:
                     self._db.execute("INSERT OR IGNORE INTO mirrored VALUES (?)", (fields[1],))
                     self.caught_up += 1
         self._set_end(MIRRORS_FILE, end)
+
+
+def _open(path: Path) -> tuple[sqlite3.Connection, dict[str, int]]:
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        # WAL with synchronous=NORMAL: a commit is a write, not an fsync, and a killed process
+        # loses nothing the OS has. (A power cut may lose the last commits: catch-up redoes them.)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(_SCHEMA)
+        return db, dict(db.execute("SELECT name, indexed FROM files"))
+    except sqlite3.DatabaseError:
+        db.close()
+        raise
 
 
 def _size(path: Path | None) -> int:

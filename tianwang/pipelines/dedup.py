@@ -16,7 +16,9 @@ in between leaves a stored record the index lacks, never an indexed body whose r
 missing (that would drop the page for good on resume). The index catches up on open by
 reading the tree past the offsets it has indexed, so the stored-but-not-indexed record is
 indexed then, and no later copy of its body is stored. Between the check and the commit, the
-md5 waits in memory, so an identical body close behind is dropped too.
+md5 waits in memory, so an identical body close behind is dropped too. The offset indexed for
+a host's file is its size when the item_scraped signal comes: right as long as items go
+through the pipelines one at a time, which they do while every pipeline is synchronous.
 """
 
 from __future__ import annotations
