@@ -57,11 +57,19 @@ def decode(blob: bytes, spider: Spider) -> Request:
     if "_class" in fields:
         return request_from_dict(fields, spider=spider)
     callback, errback = fields.pop("callback", None), fields.pop("errback", None)
-    return Request(
+    meta = fields.setdefault("meta", {})
+    # The url was made safe when the request was first built, and safe_url_string (most of
+    # what building a Request costs) would return it unchanged: skip it for this build.
+    was_verbatim = "verbatim_url" in meta
+    meta.setdefault("verbatim_url", True)
+    request = Request(
         callback=getattr(spider, callback) if callback else None,
         errback=getattr(spider, errback) if errback else None,
         **fields,
     )
+    if not was_verbatim:
+        del request.meta["verbatim_url"]
+    return request
 
 
 def _dump(fields: dict[str, Any]) -> bytes:

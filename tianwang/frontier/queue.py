@@ -185,6 +185,10 @@ class FrontierQueue:
         self._cycle = (self._cycle + 1) % (self.sorted_picks + self.random_picks)
         return item
 
+    def slot(self, item: int) -> int:
+        """The slot number an id was pushed with."""
+        return self._slot_of[item]
+
     def _random_pick(self, full: Callable[[int], bool]) -> int | None:
         dense, slot_of, rng = self._dense, self._slot_of, self.rng
         for _ in range(RANDOM_TRIES):

@@ -31,7 +31,7 @@ from scrapy.utils.job import job_dir
 from tianwang.config import SettingError, get_int, get_str_list
 from tianwang.frontier.dupefilter import BloomDupeFilter
 from tianwang.frontier.queue import FrontierQueue
-from tianwang.frontier.slots import DownloaderSlots
+from tianwang.frontier.slots import DownloaderSlots, engine_of
 from tianwang.frontier.store import Entry, MemoryStore, RequestLog, clip
 from tianwang.urls import url_weight
 
@@ -96,6 +96,9 @@ class FrontierScheduler(BaseScheduler):
         self.store: MemoryStore | RequestLog = MemoryStore()
         self._inflight: dict[Request, int] = {}  # handed to the engine -> id
         self._logged_duplicate = False
+        # Counted here and added to the stats at close: the stats collector costs more per
+        # call than the rest of a push.
+        self.counts: Counter[str] = Counter()
         self._done_loop: Any = None
 
     # --- Scrapy's scheduler interface ----------------------------------------------------
@@ -106,8 +109,9 @@ class FrontierScheduler(BaseScheduler):
             self.store = RequestLog(self.directory, spider)
             self._resume(self.store)
         self.slots.open()
-        self._done_loop = create_looping_call(self._collect_done)
-        self._done_loop.start(DONE_CHECK_INTERVAL, now=False)
+        if engine_of(self.crawler) is not None:  # no engine, no requests in flight to watch
+            self._done_loop = create_looping_call(self._collect_done)
+            self._done_loop.start(DONE_CHECK_INTERVAL, now=False)
 
     def _resume(self, log: RequestLog) -> None:
         """Rebuild the queue (pushed - done) and the Bloom filter from the log."""
@@ -165,11 +169,11 @@ class FrontierScheduler(BaseScheduler):
         item = self.store.put(request, weight, slot, fingerprint)
         if fingerprint is not None:
             self.dupefilter.add(fingerprint)
-            self.stats.inc_value("tianwang/frontier/dedup/added")
+            self.counts["tianwang/frontier/dedup/added"] += 1
         else:
-            self.stats.inc_value("tianwang/frontier/dedup/dont_filter")
+            self.counts["tianwang/frontier/dedup/dont_filter"] += 1
         self.queue.push(item, (weight, priority), self.slots.number(slot))
-        self.stats.inc_value("scheduler/enqueued")
+        self.counts["scheduler/enqueued"] += 1
         return True
 
     def next_request(self) -> Request | None:
@@ -179,14 +183,14 @@ class FrontierScheduler(BaseScheduler):
             return None
         request = self.store.get(item)
         self._inflight[request] = item
-        self.slots.handed_out(request, self.slots.number(self.slots.key(request)))
-        self.stats.inc_value("scheduler/dequeued")
+        self.slots.handed_out(request, self.queue.slot(item))
+        self.counts["scheduler/dequeued"] += 1
         return request
 
     # --- internals -----------------------------------------------------------------------
 
     def _filtered(self, request: Request) -> None:
-        self.stats.inc_value("tianwang/frontier/dedup/filtered")
+        self.counts["tianwang/frontier/dedup/filtered"] += 1
         if not self._logged_duplicate:
             self._logged_duplicate = True
             logger.debug(
@@ -205,6 +209,8 @@ class FrontierScheduler(BaseScheduler):
                 self.slots.reached(request)
 
     def _record_stats(self) -> None:
+        for name, count in self.counts.items():
+            self.stats.inc_value(name, count)
         self.stats.set_value("tianwang/frontier/sorted_picks", self.queue.picks["sorted"])
         self.stats.set_value("tianwang/frontier/random_picks", self.queue.picks["random"])
         by_weight: Counter[int] = Counter()
@@ -219,7 +225,7 @@ class FrontierScheduler(BaseScheduler):
 def _engine_inprogress(crawler: Crawler) -> Any:
     """The requests the engine has not finished with (private in Scrapy 2.19: no signal
     says when a request's response has been parsed and its items stored)."""
-    engine = crawler.engine
+    engine = engine_of(crawler)
     slot = getattr(engine, "_slot", None) if engine is not None else None
     return slot.inprogress if slot is not None else ()
 

@@ -17,7 +17,7 @@ Slot names are numbered, so the queue keeps one int per request.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.utils.httpobj import urlparse_cached
@@ -63,7 +63,7 @@ class DownloaderSlots:
 
     def full(self, number: int) -> bool:
         name = self.names[number]
-        engine = self.crawler.engine
+        engine = engine_of(self.crawler)
         slot = engine.downloader.slots.get(name) if engine is not None else None
         if slot is None:
             active, concurrency = 0, self._concurrency(name)
@@ -83,3 +83,11 @@ class DownloaderSlots:
         number = self._handed.pop(request, None)
         if number is not None:
             self._handed_per_slot[number] -= 1
+
+
+def engine_of(crawler: Crawler) -> Any:
+    """The crawler's engine, or None before the crawl starts (a component built alone)."""
+    try:
+        return crawler.engine
+    except RuntimeError:  # Scrapy 2.19 raises rather than return None
+        return None

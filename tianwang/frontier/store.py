@@ -5,14 +5,15 @@ request's id is its record number. A second file (``done.log``) holds the ids of
 whose processing finished (downloaded, parsed, their items stored and their links pushed).
 On resume, pending = pushed - done, in the original order.
 
-Crash safety (SIGKILL, not power loss): every record and every done id is handed to the
-OS with one ``os.write`` before the call returns, so a killed process loses nothing that
-was written; a record cut short by a kill in the middle of a write is dropped on resume.
-A request is marked done only after everything it produced is in the log, so a kill can
-only make the requests in flight at that moment be fetched again. No fsync: a power cut
-may lose the last seconds of both files, which the same rule keeps consistent in order
-(records before the done ids that depend on them) only as far as the disk keeps write
-order.
+Crash safety (SIGKILL, not power loss): the write-ahead rule. New records are buffered
+and written to the OS (no fsync) before any done id is, and done ids are written at once.
+A request is marked done only after the engine has finished with it (response parsed,
+items stored, links pushed), so a kill loses only records whose parent is not done: that
+parent is fetched again on resume and pushes them again (the Bloom filter is rebuilt from
+the log, so it does not refuse them). A kill can therefore only make the requests in
+flight at that moment be fetched again. Start requests lost this way are re-yielded by the
+spider on resume. A record cut short by a kill is dropped on resume. A power cut may lose
+the last seconds of both files; the rule then holds only as far as the disk keeps order.
 
 Record: header (body length, weight, priority, has-fingerprint, slot length), the 20-byte
 request fingerprint (zeros when the request is not filtered), the download slot, the body.
@@ -36,6 +37,8 @@ from tianwang.frontier import codec
 HEADER = struct.Struct("<IhiBH")
 FP_SIZE = 20
 _NO_FP = bytes(FP_SIZE)
+# Records buffered before a write; a done id always writes them first.
+BUFFER_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,8 @@ class RequestLog:
         self._lost: set[int] = set()  # unserializable requests of an earlier run
         self._fd = -1
         self._done_fd = -1
+        self._buffer = bytearray()  # records not yet written, from offset _flushed on
+        self._flushed = 0
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
@@ -111,6 +116,7 @@ class RequestLog:
         self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
         os.ftruncate(self._fd, size)
         os.lseek(self._fd, size, os.SEEK_SET)
+        self._flushed = size
         self._done_fd = os.open(self._done_path, os.O_RDWR | os.O_CREAT, 0o644)
         done_size = os.fstat(self._done_fd).st_size
         os.ftruncate(self._done_fd, done_size - done_size % 8)
@@ -163,24 +169,39 @@ class RequestLog:
         weight, priority = clip(weight, request.priority)
         head = HEADER.pack(len(body), weight, priority, fingerprint is not None, len(slot_bytes))
         record = b"".join((head, fingerprint or _NO_FP, slot_bytes, body))
-        os.write(self._fd, record)
+        self._buffer += record
         self._offsets.append(self._offsets[-1] + len(record))
+        if len(self._buffer) >= BUFFER_BYTES:
+            self.flush()
         return item
+
+    def flush(self) -> None:
+        """Hand the buffered records to the OS."""
+        if self._buffer:
+            _write_all(self._fd, self._buffer)
+            self._flushed = self._offsets[-1]
+            self._buffer = bytearray()
 
     def get(self, item: int) -> Request:
         if item in self._memory:
             return self._memory.pop(item)
         start, end = self._offsets[item], self._offsets[item + 1]
-        record = os.pread(self._fd, end - start, start)
+        if start >= self._flushed:
+            record = bytes(self._buffer[start - self._flushed : end - self._flushed])
+        else:
+            record = os.pread(self._fd, end - start, start)
         _, _, _, _, slot_length = HEADER.unpack_from(record)
         return codec.decode(record[HEADER.size + FP_SIZE + slot_length :], self.spider)
 
     def done(self, items: list[int]) -> None:
-        """Record finished ids; one write, so a kill keeps all of them or a prefix."""
+        """Record finished ids, after every record they may have pushed (write-ahead)."""
         if items:
-            os.write(self._done_fd, array("Q", items).tobytes())
+            self.flush()
+            _write_all(self._done_fd, array("Q", items).tobytes())
 
     def close(self) -> None:
+        if self._fd >= 0:
+            self.flush()
         for fd in (self._fd, self._done_fd):
             if fd >= 0:
                 os.close(fd)
@@ -190,3 +211,10 @@ class RequestLog:
 def clip(weight: int, priority: int) -> tuple[int, int]:
     """Weight and priority within the log's fields (int16, int32), kept at their bounds."""
     return max(-(2**15), min(2**15 - 1, weight)), max(-(2**31), min(2**31 - 1, priority))
+
+
+def _write_all(fd: int, data: bytes | bytearray) -> None:
+    """os.write may write less than asked (a signal, a full disk): write the rest."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

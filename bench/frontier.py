@@ -1,0 +1,174 @@
+"""Push+pop requests/s of the frontier alone, in memory and under JOBDIR; RSS of N pending.
+
+    python bench/frontier.py [--requests 200000] [--rounds 5]
+    python bench/frontier.py --pending 10000000      # RSS with 10 million pending (long)
+
+"Frontier alone" is the queue (FrontierQueue) and the request store, Request objects in
+and out: push n requests, then pop them all. The same through the whole scheduler
+(enqueue_request/next_request: fingerprint, Bloom filter, weight) is printed beside it.
+Requests are spread over 1,000 hosts with paths of 0 to 4 directories, callback a spider
+method, as the site spider makes them. Rounds alternate the modes; medians are reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from scrapy import Request, Spider  # noqa: E402
+from scrapy.utils.test import get_crawler  # noqa: E402
+
+from tianwang.frontier.queue import FrontierQueue  # noqa: E402
+from tianwang.frontier.scheduler import FrontierScheduler  # noqa: E402
+from tianwang.frontier.store import MemoryStore, RequestLog  # noqa: E402
+from tianwang.urls import url_weight  # noqa: E402
+
+
+class BenchSpider(Spider):
+    name = "bench"
+
+    def parse(self, response):  # pragma: no cover - never called
+        return None
+
+
+def make_urls(n: int, seed: int = 1) -> list[str]:
+    rng = random.Random(seed)
+    urls = []
+    for i in range(n):
+        dirs = "".join(f"/d{rng.randrange(20)}" for _ in range(rng.randrange(5)))
+        urls.append(f"http://www{rng.randrange(1000)}.example.com{dirs}/page{i}.html")
+    return urls
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def frontier_rate(urls: list[str], jobdir: Path | None) -> float:
+    """Push+pop of the queue and store alone, requests/s (one push and one pop = one)."""
+    spider = BenchSpider()
+    store = RequestLog(jobdir, spider) if jobdir else MemoryStore()
+    store.open(lambda entry: None)
+    queue = FrontierQueue(1, 1, seed=1)
+    slots: dict[str, int] = {}
+    requests = [Request(url, callback=spider.parse) for url in urls]  # the spider's work
+    start = time.perf_counter()
+    for request in requests:
+        url = request.url
+        weight = url_weight(url)
+        slot = url.split("/", 3)[2]
+        item = store.put(request, weight, slot, None)
+        queue.push(item, (weight, 0), slots.setdefault(slot, len(slots)))
+    while len(queue):
+        store.get(queue.pop())
+    elapsed = time.perf_counter() - start
+    store.close()
+    return len(urls) / elapsed
+
+
+def scheduler_rate(urls: list[str], jobdir: Path | None) -> float:
+    """The same through FrontierScheduler.enqueue_request / next_request."""
+    settings = {"TIANWANG_EXPECTED_URLS": max(len(urls), 1000)}
+    if jobdir:
+        settings["JOBDIR"] = str(jobdir)
+    crawler = get_crawler(BenchSpider, settings_dict=_project_settings() | settings)
+    spider = BenchSpider()
+    scheduler = FrontierScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    requests = [Request(url, callback=spider.parse) for url in urls]  # the spider's work
+    start = time.perf_counter()
+    for request in requests:
+        scheduler.enqueue_request(request)
+    while scheduler.next_request() is not None:
+        pass
+    elapsed = time.perf_counter() - start
+    scheduler.close("finished")
+    return len(urls) / elapsed
+
+
+def _project_settings() -> dict:
+    import tianwang.settings as defaults
+
+    return {name: getattr(defaults, name) for name in dir(defaults) if name.isupper()}
+
+
+def measure(n: int, rounds: int) -> dict[str, list[float]]:
+    urls = make_urls(n)
+    kinds = ("frontier memory", "frontier jobdir", "scheduler memory", "scheduler jobdir")
+    rates: dict[str, list[float]] = {kind: [] for kind in kinds}
+    for round_no in range(1, rounds + 1):
+        order = kinds if round_no % 2 else tuple(reversed(kinds))
+        for kind in order:
+            with tempfile.TemporaryDirectory() as tmp:
+                jobdir = Path(tmp) / "job" if kind.endswith("jobdir") else None
+                run = frontier_rate if kind.startswith("frontier") else scheduler_rate
+                rate = run(urls, jobdir)
+            rates[kind].append(rate)
+            print(f"round {round_no} {kind:16s}: {rate:,.0f} requests/s push+pop", flush=True)
+    return rates
+
+
+def pending_rss(n: int) -> None:
+    """Push n requests through the scheduler under JOBDIR and report RSS and timings."""
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = _project_settings() | {"JOBDIR": str(Path(tmp) / "job")}
+        crawler = get_crawler(BenchSpider, settings_dict=settings)
+        spider = BenchSpider()
+        scheduler = FrontierScheduler.from_crawler(crawler)
+        before = rss_mb()
+        scheduler.open(spider)
+        start = time.perf_counter()
+        batch = 100_000
+        for first in range(0, n, batch):
+            for url in make_urls(min(batch, n - first), seed=first):
+                scheduler.enqueue_request(Request(url, callback=spider.parse))
+        pushed = time.perf_counter() - start
+        print(f"{len(scheduler):,} pending after {pushed:.0f} s ({n / pushed:,.0f} pushes/s)")
+        print(f"RSS {rss_mb():,.0f} MB (before open: {before:,.0f} MB)")
+        start = time.perf_counter()
+        for _ in range(100_000):
+            scheduler.next_request()
+        print(f"100,000 pops: {100_000 / (time.perf_counter() - start):,.0f} pops/s")
+        log = Path(tmp) / "job" / "tianwang.frontier" / "requests.log"
+        print(f"log {log.stat().st_size / 1e6:,.0f} MB, {log.stat().st_size / n:.0f} bytes/request")
+        scheduler.close("shutdown")
+        resumed = FrontierScheduler.from_crawler(get_crawler(BenchSpider, settings_dict=settings))
+        start = time.perf_counter()
+        resumed.open(spider)
+        print(
+            f"resume: {len(resumed):,} pending in {time.perf_counter() - start:.0f} s, "
+            f"RSS {rss_mb():,.0f} MB"
+        )
+        resumed.close("finished")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--pending", type=int, default=0, help="RSS run with this many pending")
+    args = parser.parse_args()
+    if args.pending:
+        pending_rss(args.pending)
+    else:
+        rates = measure(args.requests, args.rounds)
+        for kind, values in rates.items():
+            print(f"median {kind:16s}: {statistics.median(values):,.0f} requests/s push+pop")
+    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

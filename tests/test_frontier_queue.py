@@ -1,0 +1,174 @@
+"""FrontierQueue: seed 000's sorted and random picks, alternation, host awareness."""
+
+from __future__ import annotations
+
+import heapq
+import random
+from bisect import bisect_left
+
+import pytest
+
+from tianwang.frontier.queue import FrontierQueue
+
+# Chi-square critical value, 19 degrees of freedom, significance 0.001 (any table).
+CHI2_19_999 = 43.820
+
+
+def drain(queue: FrontierQueue, full=None) -> list[int | None]:
+    out = []
+    while len(queue):
+        item = queue.pop(full)
+        if item is None:
+            break
+        out.append(item)
+    return out
+
+
+def sorted_only(pushes: list[tuple[int, int, int]]) -> list[int]:
+    """Pop order with random picks made impossible: every random pick finds a full slot."""
+    queue = FrontierQueue(1, 1, seed=0)
+    for item, (weight, priority) in enumerate((w, p) for w, p, _ in pushes):
+        queue.push(item, (weight, priority), 0)
+    return [queue._sorted_pick(lambda slot: False) for _ in pushes]  # noqa: SLF001
+
+
+@pytest.mark.parametrize(
+    ("pushes", "order"),
+    [
+        # (weight, priority, slot) in push order -> sorted pick order
+        ([(5, 0, 0), (9, 0, 0), (7, 0, 0)], [1, 2, 0]),
+        ([(8, 0, 0), (8, 0, 0), (8, 0, 0)], [0, 1, 2]),  # equal weights: first come first
+        ([(8, 0, 0), (8, 2, 0), (9, -5, 0)], [2, 1, 0]),  # weight first, priority breaks ties
+        ([(0, 0, 0), (10, 0, 0), (0, 0, 0), (10, 0, 0)], [1, 3, 0, 2]),
+    ],
+)
+def test_sorted_picks_take_the_highest_weight_first_come_first_served(
+    pushes: list[tuple[int, int, int]], order: list[int]
+) -> None:
+    assert sorted_only(pushes) == order
+
+
+@pytest.mark.parametrize(("sorted_picks", "random_picks"), [(1, 1), (3, 1), (1, 4), (2, 3)])
+def test_picks_alternate_n_sorted_then_m_random(sorted_picks: int, random_picks: int) -> None:
+    queue = FrontierQueue(sorted_picks, random_picks, seed=5)
+    for item in range(200):
+        queue.push(item, (item % 7, 0), item % 13)
+    kinds = []
+    for _ in range(100):
+        before = dict(queue.picks)
+        queue.pop()
+        kinds.append("s" if queue.picks["sorted"] > before["sorted"] else "r")
+    cycle = "s" * sorted_picks + "r" * random_picks
+    assert "".join(kinds) == (cycle * 100)[:100]
+
+
+@pytest.mark.parametrize(("sorted_picks", "random_picks"), [(0, 1), (1, 0), (-1, 1)])
+def test_pick_counts_below_one_are_refused(sorted_picks: int, random_picks: int) -> None:
+    with pytest.raises(ValueError, match="both be >= 1"):
+        FrontierQueue(sorted_picks, random_picks)
+
+
+def test_a_full_slot_is_skipped_and_its_requests_keep_their_place() -> None:
+    queue = FrontierQueue(1, 1, seed=1)
+    queue.random_picks = 10**9  # irrelevant here: only sorted picks below
+    slots = [0, 0, 1, 0, 1, 2]  # ids 0..5, all weight 5
+    for item, slot in enumerate(slots):
+        queue.push(item, (5, 0), slot)
+    full = {0}
+    picks = [queue._sorted_pick(lambda s: s in full) for _ in range(3)]  # noqa: SLF001
+    for item in picks:
+        queue._take(item)  # noqa: SLF001
+    assert picks == [2, 4, 5]  # slot 0's requests skipped, the others in arrival order
+    assert queue._sorted_pick(lambda s: s in full) is None  # noqa: SLF001
+    full.clear()
+    rest = []
+    while len(queue):
+        item = queue._sorted_pick(lambda s: False)  # noqa: SLF001
+        queue._take(item)  # noqa: SLF001
+        rest.append(item)
+    assert rest == [0, 1, 3]  # slot 0 free again: its requests in their original order
+
+
+def test_a_parked_request_still_leaves_before_later_ones_of_its_weight() -> None:
+    queue = FrontierQueue(1, 1, seed=1)
+    queue.push(0, (5, 0), 0)
+    queue.push(1, (5, 0), 1)
+    assert queue._sorted_pick(lambda s: s == 0) == 1  # noqa: SLF001
+    queue._take(1)  # noqa: SLF001
+    queue.push(2, (5, 0), 1)
+    assert queue._sorted_pick(lambda s: False) == 0  # noqa: SLF001  (older than 2)
+
+
+def test_a_pick_with_every_slot_full_returns_none_and_loses_nothing() -> None:
+    queue = FrontierQueue(1, 1, seed=1)
+    for item in range(10):
+        queue.push(item, (item % 3, 0), item % 2)
+    assert queue.pop(lambda slot: True) is None
+    assert len(queue) == 10
+    assert sorted(drain(queue)) == list(range(10))
+
+
+def test_random_picks_skip_full_slots() -> None:
+    queue = FrontierQueue(1, 1, seed=3)
+    for item in range(1000):
+        queue.push(item, (0, 0), item % 4)
+    picks = [queue.pop(lambda slot: slot == 3) for _ in range(400)]
+    assert queue.picks["random"] == 200
+    assert not [item for item in picks if item % 4 == 3]
+
+
+def test_ids_may_have_gaps_but_must_grow() -> None:
+    queue = FrontierQueue(1, 1, seed=1)
+    queue.push(3, (1, 0), 0)
+    queue.push(10, (2, 0), 0)
+    with pytest.raises(ValueError, match="after a larger one"):
+        queue.push(4, (1, 0), 0)
+    assert sorted(drain(queue)) == [3, 10]
+
+
+def test_pending_by_key_counts_what_is_left() -> None:
+    queue = FrontierQueue(1, 1, seed=1)
+    for item in range(30):
+        queue.push(item, (item % 3, 0), 0)
+    for _ in range(12):
+        queue.pop()
+    counts = queue.pending_by_key()
+    assert sum(counts.values()) == len(queue) == 18
+    assert set(counts) <= {(0, 0), (1, 0), (2, 0)}
+
+
+def test_alternation_measured_over_10000_picks() -> None:
+    """Sorted picks are exactly the highest-weight pending ids (first come among equals);
+    random picks are uniform over the pending ids (chi-square, fixed seed)."""
+    rng = random.Random(20261122)
+    n = 20_000
+    weights = [rng.choice([10, 9, 9, 8, 8, 8, 7, 6, 5, 3, 0]) for _ in range(n)]
+    queue = FrontierQueue(1, 1, seed=99)
+    for item, weight in enumerate(weights):
+        queue.push(item, (weight, 0), item % 50)
+    # Independent reference: a heap of (-weight, id) with lazy deletion, a sorted id list.
+    heap = [(-weight, item) for item, weight in enumerate(weights)]
+    heapq.heapify(heap)
+    pending = list(range(n))
+    taken: set[int] = set()
+    bins = [0] * 20
+    mismatches = 0
+    for _ in range(10_000):
+        before = queue.picks["sorted"]
+        item = queue.pop()
+        if queue.picks["sorted"] > before:
+            while heap[0][1] in taken:
+                heapq.heappop(heap)
+            mismatches += heap[0][1] != item
+        else:
+            rank = bisect_left(pending, item)
+            bins[rank * len(bins) // len(pending)] += 1
+        taken.add(item)
+        del pending[bisect_left(pending, item)]
+    assert mismatches == 0
+    assert queue.picks == {"sorted": 5000, "random": 5000}
+    expected = sum(bins) / len(bins)
+    chi2 = sum((count - expected) ** 2 / expected for count in bins)
+    assert chi2 < CHI2_19_999, (chi2, bins)
+    # And the random picks did reach low weights the sorted ones never touch.
+    assert min(weights[item] for item in taken) == 0
