@@ -7,6 +7,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,9 @@ import pytest
 from tests.conftest import TestWeb, scrapy_crawl, tianwang_cli
 from tests.spec_reader import http_parts, read_records
 from tests.truth import host_of, is_stored_page, load_truth, reach
+from tianwang import settings as project_settings
 from tianwang.testweb.launcher import TestWebProcess, write_seeds
+from tianwang.testweb.model import SyntheticWeb
 
 # Seed most hosts, not all: the rest must never be fetched while links stay in-host.
 SEEDED_SHARE = 0.75
@@ -215,6 +218,8 @@ ONE_HOST = {"seeds": "www.example.com"}
         (ONE_HOST, {"TIANWANG_PROXY": "127.0.0.1:8080"}, "TIANWANG_PROXY"),
         (ONE_HOST, {"TIANWANG_MAX_OPEN_FILES": "0"}, "TIANWANG_MAX_OPEN_FILES"),
         (ONE_HOST, {"TIANWANG_COMPRESS_LEVEL": "10"}, "TIANWANG_COMPRESS_LEVEL"),
+        (ONE_HOST, {"TIANWANG_KEYWORD_BOOST": "-1"}, "TIANWANG_KEYWORD_BOOST"),
+        (ONE_HOST, {"TIANWANG_KEYWORDS": "news,,sports"}, "TIANWANG_KEYWORDS"),
     ],
 )
 def test_bad_seeds_or_settings_stop_the_crawl_at_start(
@@ -236,3 +241,81 @@ def test_no_code_executing_port_is_opened(crawl: dict) -> None:
     enabled = crawl["stderr"].split("Enabled extensions:", 1)[1].split("]", 1)[0]
     assert "CoreStats" in enabled  # the list is there and was read
     assert "RemoteControl" not in enabled and "TelnetConsole" not in enabled
+
+
+# Phrases of the test web's running text (tianwang/testweb/text.py) that some pages hold and
+# others do not; mixed case, since a keyword matches whatever the case.
+KEYWORDS = ("Crawler 网络", "报告经济")
+
+
+class _TextParser(HTMLParser):
+    """The text nodes of an HTML page, by the standard library's parser, not the spider's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+def holds_keyword(web: SyntheticWeb, page: dict) -> bool:
+    parser = _TextParser()
+    parser.feed(web.respond(page["url"]).body.decode(page["charset"]))
+    text = "\n".join(parser.parts).lower()
+    return any(keyword.lower() in text for keyword in KEYWORDS)
+
+
+def test_requests_from_pages_holding_a_keyword_carry_the_boost(
+    small_web: TestWeb, tmp_path: Path
+) -> None:
+    seeds = [url for url, page in small_web.truth.items() if page["kind"] == "home"]
+    log = tmp_path / "boost.jsonl"
+    middlewares = {
+        **project_settings.DOWNLOADER_MIDDLEWARES,
+        "tests.boost_log.BoostLogMiddleware": 950,  # sees each request as it is sent
+    }
+    settings = {
+        "TIANWANG_PROXY": small_web.address,
+        "TIANWANG_DATA_DIR": str(tmp_path / "data"),
+        "TIANWANG_KEYWORDS": ",".join(KEYWORDS),
+        "TIANWANG_KEYWORD_BOOST": "3",
+        "DOWNLOADER_MIDDLEWARES": json.dumps(middlewares),
+        "BOOST_LOG_FILE": str(log),
+    }
+    seeds_file = write_seeds(tmp_path / "seeds.txt", seeds)
+    result = scrapy_crawl("site", {"seeds": str(seeds_file)}, settings, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    web = SyntheticWeb(small_web.seed, small_web.hosts, max_pages=30)
+    sent = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    made_from_pages = [line for line in sent if line["referer"]]
+    keyword_pages = {
+        url
+        for url in {line["referer"] for line in made_from_pages}
+        if holds_keyword(web, small_web.truth[url])
+    }
+    wrong = [
+        line
+        for line in made_from_pages
+        if line["boost"] != (3 if line["referer"] in keyword_pages else None)
+    ]
+    assert wrong == []
+    boosted = sum(line["boost"] == 3 for line in made_from_pages)
+    assert 0 < boosted < len(made_from_pages)  # both kinds of page were met
+    # Seeds and robots.txt come from no page, and carry no boost.
+    assert {line["url"] for line in sent if not line["referer"]} >= set(seeds)
+    assert all(line["boost"] is None for line in sent if not line["referer"])
+    # Every html page fetched below the last level holds links to follow (its homepage, at
+    # least): the stat counts those of them that hold a keyword.
+    levels = reach(small_web.truth, seeds).levels
+    expected_pages = {
+        url
+        for url, level in levels.items()
+        if level < 3
+        and is_stored_page(small_web.truth.get(url))
+        and small_web.truth[url]["content_type"] == "text/html"
+        and holds_keyword(web, small_web.truth[url])
+    }
+    assert keyword_pages <= expected_pages
+    assert f"'tianwang/topical/pages': {len(expected_pages)}" in result.stderr

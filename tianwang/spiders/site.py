@@ -5,6 +5,10 @@
 
 Each seed page is level 1; links are followed up to TIANWANG_MAX_LEVELS, within the page's
 own host unless TIANWANG_STAY_IN_HOST is off. Pages of TIANWANG_STORE_TYPES become items.
+
+Topical crawling (seed 000): with TIANWANG_KEYWORDS set, every request made from a page whose
+text holds a keyword carries meta["tianwang_boost"] = TIANWANG_KEYWORD_BOOST, which the
+frontier adds to the url's weight.
 """
 
 from __future__ import annotations
@@ -18,13 +22,16 @@ from scrapy import Request, Spider
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 
-from tianwang.config import get_bool, get_int, get_str_list
+from tianwang.config import SettingError, get_bool, get_int, get_str_list
 from tianwang.items import PageItem
 from tianwang.seeds import load_seeds
 from tianwang.urls import safe_url, url_host
 
 _SKIPPED_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
 _LINK_XPATH = "//a/@href | //area/@href"
+# What a reader sees of a page: its text nodes, not markup, attribute values or scripts.
+_TEXT_XPATH = "//text()[not(ancestor::script or ancestor::style)]"
+BOOST_META = "tianwang_boost"
 
 
 class SiteSpider(Spider):
@@ -34,6 +41,8 @@ class SiteSpider(Spider):
     max_levels: int
     stay_in_host: bool
     store_types: frozenset[str]
+    keywords: tuple[str, ...]
+    keyword_boost: int
 
     def __init__(self, seeds: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -46,6 +55,8 @@ class SiteSpider(Spider):
         spider.max_levels = get_int(settings, "TIANWANG_MAX_LEVELS", minimum=0)
         spider.stay_in_host = get_bool(settings, "TIANWANG_STAY_IN_HOST")
         spider.store_types = frozenset(get_str_list(settings, "TIANWANG_STORE_TYPES"))
+        spider.keywords = get_keywords(settings, "TIANWANG_KEYWORDS")
+        spider.keyword_boost = get_int(settings, "TIANWANG_KEYWORD_BOOST", minimum=0)
         # Bad seeds stop the crawl here, before anything is fetched.
         spider.seed_urls = load_seeds(spider.seeds_arg)
         return spider
@@ -65,9 +76,22 @@ class SiteSpider(Spider):
         if self.max_levels and level >= self.max_levels:
             return
         page_host = url_host(response.url)
-        for url in links:
-            if self.follows(page_host, url):
-                yield Request(url, callback=self.parse)
+        follow = [url for url in links if self.follows(page_host, url)]
+        meta = self.boost_meta(response, mime) if follow else None
+        if meta:
+            self.crawler.stats.inc_value("tianwang/topical/boosted_requests", len(follow))
+        for url in follow:
+            yield Request(url, callback=self.parse, meta=meta)
+
+    def boost_meta(self, response: Response, mime: str) -> dict[str, int] | None:
+        """The topical boost for the requests made from a page, if its text holds a keyword."""
+        if not self.keywords or not self.keyword_boost:
+            return None
+        text = page_text(response, mime).lower()
+        if not any(keyword in text for keyword in self.keywords):
+            return None
+        self.crawler.stats.inc_value("tianwang/topical/pages")
+        return {BOOST_META: self.keyword_boost}
 
     def follows(self, page_host: str, link: str) -> bool:
         """Whether a link of a page on page_host is worth a request."""
@@ -87,6 +111,28 @@ def media_type(response: Response) -> str:
     if isinstance(response, HtmlResponse):  # Scrapy sniffed the body
         return "text/html"
     return "text/plain" if type(response) is TextResponse else ""
+
+
+def get_keywords(settings: Any, name: str) -> tuple[str, ...]:
+    """A list of non-empty words, lowercase; an empty list (or "") for none."""
+    value = settings.get(name)
+    try:
+        words = [] if value in ("", None) else settings.getlist(name)
+    except ValueError:
+        raise SettingError(name, value, "a list of words, or empty") from None
+    if not all(isinstance(word, str) and word.strip() for word in words):
+        raise SettingError(name, value, "a list of non-empty words, or empty")
+    return tuple(word.strip().lower() for word in words)
+
+
+def page_text(response: Response, mime: str) -> str:
+    """The decoded text a reader sees: an HTML page's text nodes (no markup, attribute values,
+    scripts or styles), a plain text page whole; "" for anything else."""
+    if not isinstance(response, TextResponse):
+        return ""
+    if mime == "text/html":
+        return "\n".join(response.xpath(_TEXT_XPATH).getall())
+    return response.text
 
 
 def extract_links(response: Response) -> list[str]:
