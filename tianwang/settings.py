@@ -20,6 +20,9 @@ DOWNLOAD_DELAY = 1.0
 DEPTH_PRIORITY = 1
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+# The importance-first frontier (seed 000, DESIGN.md section 3). DEPTH_PRIORITY above only
+# orders requests of equal weight there; the two queue settings apply to Scrapy's scheduler.
+SCHEDULER = "tianwang.frontier.scheduler.FrontierScheduler"
 
 # A page that still answers 5xx after retries is the web's fault, not the crawl's: it is
 # counted in stats (retry/max_reached) without an ERROR line per page.
