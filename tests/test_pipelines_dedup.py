@@ -205,3 +205,11 @@ def test_dedup_can_be_switched_off(tmp_path: Path) -> None:
     crawler = project_crawler(TIANWANG_DATA_DIR=str(tmp_path), TIANWANG_DEDUP=False)
     with pytest.raises(NotConfigured):
         MD5DedupPipeline.from_crawler(crawler)
+
+
+def test_a_bad_dedup_setting_stops_the_crawl_at_start(tmp_path: Path) -> None:
+    settings = {"TIANWANG_PROXY": "http://127.0.0.1:9", "TIANWANG_DATA_DIR": str(tmp_path / "d"),
+                "TIANWANG_DEDUP": "maybe"}
+    result = scrapy_crawl("site", {"seeds": "www.example.com"}, settings, cwd=tmp_path, timeout=120)
+    assert result.returncode != 0
+    assert "TIANWANG_DEDUP" in result.stderr.strip().splitlines()[-1]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from scrapy.exceptions import NotConfigured
 
-from tests.conftest import TestWeb, project_crawler
+from tests.conftest import TestWeb, project_crawler, scrapy_crawl
 from tests.truth import reach
 from tianwang.formats import iter_tree
 from tianwang.formats.linkgraph import iter_edges, iter_pages, out_links
@@ -83,3 +83,11 @@ def test_link_graph_can_be_switched_off(tmp_path: Path) -> None:
     crawler = project_crawler(TIANWANG_DATA_DIR=str(tmp_path), TIANWANG_LINK_GRAPH=False)
     with pytest.raises(NotConfigured):
         LinkGraphPipeline.from_crawler(crawler)
+
+
+def test_a_bad_link_graph_setting_stops_the_crawl_at_start(tmp_path: Path) -> None:
+    settings = {"TIANWANG_PROXY": "http://127.0.0.1:9", "TIANWANG_DATA_DIR": str(tmp_path / "d"),
+                "TIANWANG_LINK_GRAPH": "sometimes"}
+    result = scrapy_crawl("site", {"seeds": "www.example.com"}, settings, cwd=tmp_path, timeout=120)
+    assert result.returncode != 0
+    assert "TIANWANG_LINK_GRAPH" in result.stderr.strip().splitlines()[-1]
