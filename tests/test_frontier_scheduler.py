@@ -1,0 +1,345 @@
+"""FrontierScheduler: settings, order, dedup, resume; real crawls of the test web, kill -9."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+import zlib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from scrapy import Request, Spider, signals
+
+from tests.conftest import TestWeb, crawl_command, project_crawler, scrapy_crawl
+from tests.spec_reader import SpecError, read_records
+from tests.truth import load_truth, reach
+from tianwang.config import SettingError
+from tianwang.frontier.scheduler import FrontierScheduler
+from tianwang.testweb.launcher import TestWebProcess, write_seeds
+
+# Only the storage pipeline: these tests are about which pages the frontier fetches.
+STORAGE_ONLY = json.dumps({"tianwang.pipelines.storage.TianwangStoragePipeline": 800})
+
+
+class UnitSpider(Spider):
+    name = "unit"
+
+    def parse(self, response):
+        return None
+
+
+def scheduler(**settings: object) -> tuple[FrontierScheduler, UnitSpider]:
+    crawler = project_crawler(TIANWANG_EXPECTED_URLS=10_000, TIANWANG_FRONTIER_SEED=7, **settings)
+    frontier = FrontierScheduler.from_crawler(crawler)
+    spider = UnitSpider()
+    frontier.open(spider)
+    return frontier, spider
+
+
+def drain(frontier: FrontierScheduler) -> list[str]:
+    urls = []
+    while (request := frontier.next_request()) is not None:
+        urls.append(request.url)
+    return urls
+
+
+# --- settings --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("TIANWANG_SORTED_PICKS", 0),
+        ("TIANWANG_RANDOM_PICKS", 0),
+        ("TIANWANG_RANDOM_PICKS", "two"),
+        ("TIANWANG_EXPECTED_URLS", 0),
+        ("TIANWANG_BLOOM_ERROR_RATE", 1.5),
+        ("TIANWANG_BLOOM_ERROR_RATE", "often"),
+        ("TIANWANG_FRONTIER_SEED", "x"),
+    ],
+)
+def test_a_bad_setting_is_refused_by_name(name: str, value: object) -> None:
+    with pytest.raises(SettingError, match=name):
+        FrontierScheduler.from_crawler(project_crawler(**{name: value}))
+
+
+def test_a_bad_setting_stops_a_real_crawl_with_a_message_naming_it(tmp_path: Path) -> None:
+    result = scrapy_crawl(
+        "site",
+        {"seeds": "http://www.example.com/"},
+        {"TIANWANG_SORTED_PICKS": "0", "TIANWANG_DATA_DIR": str(tmp_path / "data")},
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "SettingError: setting TIANWANG_SORTED_PICKS='0' is invalid" in result.stderr
+
+
+# --- order and dedup, component alone --------------------------------------------------
+
+
+def test_sorted_picks_follow_weight_and_boost_and_priority_breaks_ties() -> None:
+    # N large: with only sorted picks in view the order is fully determined.
+    frontier, spider = scheduler(TIANWANG_SORTED_PICKS=1000)
+    urls = [
+        ("http://a.example.com/x/y/z.html", {}, 0),  # weight 7
+        ("http://b.example.com/", {}, 0),  # 10
+        ("http://c.example.com/search?q=1", {}, 0),  # 10 - 1 - 1 - 2 = 6
+        ("http://d.example.com/x/y/z.html", {"tianwang_boost": 2}, 0),  # 7 + 2 = 9
+        ("http://e.example.com/x/y/z.html", {}, 2),  # 7, priority 2: before a
+    ]
+    for url, meta, priority in urls:
+        assert frontier.enqueue_request(Request(url, meta=meta, priority=priority))
+    assert drain(frontier) == [
+        "http://b.example.com/",
+        "http://d.example.com/x/y/z.html",
+        "http://e.example.com/x/y/z.html",
+        "http://a.example.com/x/y/z.html",
+        "http://c.example.com/search?q=1",
+    ]
+
+
+def test_duplicates_are_dropped_unless_dont_filter() -> None:
+    frontier, _ = scheduler()
+    assert frontier.enqueue_request(Request("http://a.example.com/p.html"))
+    assert not frontier.enqueue_request(Request("http://a.example.com/p.html"))
+    assert not frontier.enqueue_request(Request("http://a.example.com/p.html#frag"))
+    assert frontier.enqueue_request(Request("http://a.example.com/p.html", dont_filter=True))
+    assert len(frontier) == 2
+    frontier.close("finished")
+    stats = frontier.stats.get_stats()
+    assert stats["tianwang/frontier/dedup/filtered"] == 2
+    assert stats["tianwang/frontier/dedup/added"] == 1
+    assert stats["tianwang/frontier/dedup/dont_filter"] == 1
+
+
+def test_close_records_picks_and_pending_by_weight() -> None:
+    frontier, _ = scheduler()
+    for i in range(10):
+        frontier.enqueue_request(Request(f"http://h{i}.example.com/"))  # weight 10
+    for i in range(5):
+        frontier.enqueue_request(Request(f"http://h{i}.example.com/a/b.html"))  # 8
+    for _ in range(6):
+        frontier.next_request()
+    frontier.close("shutdown")
+    stats = frontier.stats.get_stats()
+    assert stats["tianwang/frontier/sorted_picks"] == stats["tianwang/frontier/random_picks"] == 3
+    pending = {k: v for k, v in stats.items() if k.startswith("tianwang/frontier/pending/")}
+    assert sum(pending.values()) == 9 and set(pending) <= {
+        "tianwang/frontier/pending/w10",
+        "tianwang/frontier/pending/w8",
+    }
+
+
+def resume_urls(jobdir: Path, closed: bool) -> tuple[list[str], FrontierScheduler]:
+    """Push 20, take 8, stop (cleanly or as a kill would), then reopen the same JOBDIR."""
+    frontier, _ = scheduler(JOBDIR=str(jobdir))
+    pushed = [f"http://h{i % 4}.example.com/p{i}.html" for i in range(20)]
+    for url in pushed:
+        frontier.enqueue_request(Request(url))
+    taken = [frontier.next_request().url for _ in range(8)]
+    if closed:
+        frontier.close("shutdown")
+    again, _ = scheduler(JOBDIR=str(jobdir))
+    left = drain(again)
+    # Every url pushed before is still known: none of them is accepted a second time.
+    assert not any(again.enqueue_request(Request(url)) for url in pushed)
+    return taken + left, again
+
+
+def test_a_stopped_frontier_resumes_with_what_was_pending(tmp_path: Path) -> None:
+    urls, again = resume_urls(tmp_path / "job", closed=True)
+    assert sorted(urls) == sorted(f"http://h{i % 4}.example.com/p{i}.html" for i in range(20))
+    assert len(urls) == 20  # nothing twice: a clean stop has nothing in flight
+    again.close("finished")
+
+
+def test_a_killed_frontier_resumes_with_the_in_flight_request_again(tmp_path: Path) -> None:
+    urls, again = resume_urls(tmp_path / "job", closed=False)
+    counts = Counter(urls)
+    assert set(counts) == {f"http://h{i % 4}.example.com/p{i}.html" for i in range(20)}
+    # Without an engine a request is done once the next is asked for: the last one taken
+    # was in flight at the "kill", and only it comes back.
+    assert [url for url, n in counts.items() if n > 1] == [urls[7]]
+    again.close("finished")
+
+
+# --- real crawls -----------------------------------------------------------------------
+
+
+class SlotProbe:
+    """Extension: how full download slots get, watched as each request enters one."""
+
+    def __init__(self, crawler) -> None:
+        self.crawler = crawler
+        crawler.signals.connect(self.reached, signal=signals.request_reached_downloader)
+        crawler.signals.connect(self.closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    def reached(self, request: Request) -> None:
+        slots = self.crawler.engine.downloader.slots
+        stats = self.crawler.stats
+        stats.max_value("probe/slot_active_max", len(slots[request.meta["download_slot"]].active))
+        stats.max_value("probe/busy_slots_max", sum(1 for slot in slots.values() if slot.active))
+
+    def closed(self) -> None:
+        stats = {k: v for k, v in self.crawler.stats.get_stats().items() if isinstance(v, int)}
+        Path(self.crawler.settings["PROBE_FILE"]).write_text(json.dumps(stats))
+
+
+def read_tree(data_dir: Path) -> Counter[str]:
+    """Urls of the complete records under a data dir (a record cut by a kill is not)."""
+    urls: Counter[str] = Counter()
+    for path in data_dir.glob("data_*/*/page.dat"):
+        try:
+            for record in read_records(path.read_bytes()):
+                urls[record["header"]["url"]] += 1
+        except (SpecError, ValueError, zlib.error):
+            pass  # the unfinished record a kill leaves behind
+    return urls
+
+
+def probed_crawl(
+    web: TestWeb, seeds: list[str], workdir: Path, **settings: str
+) -> tuple[Counter[str], dict]:
+    probe = workdir / "probe.json"
+    result = scrapy_crawl(
+        "site",
+        {"seeds": str(write_seeds(workdir / "seeds.txt", seeds))},
+        {
+            "TIANWANG_PROXY": web.address,
+            "TIANWANG_DATA_DIR": str(workdir / "data"),
+            "ITEM_PIPELINES": STORAGE_ONLY,
+            "EXTENSIONS": json.dumps({f"{__name__}.SlotProbe": 0}),
+            "PROBE_FILE": str(probe),
+            **settings,
+        },
+        cwd=workdir,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return read_tree(workdir / "data"), json.loads(probe.read_text())
+
+
+@pytest.fixture(scope="module")
+def seeds(testweb: TestWeb) -> list[str]:
+    return [url for url, page in testweb.truth.items() if page["kind"] == "home"][:24]
+
+
+def test_a_resumable_3_to_1_crawl_stores_exactly_the_reachable_pages(
+    testweb: TestWeb, seeds: list[str], tmp_path: Path
+) -> None:
+    stored, stats = probed_crawl(
+        testweb,
+        seeds,
+        tmp_path,
+        JOBDIR=str(tmp_path / "job"),
+        TIANWANG_SORTED_PICKS="3",
+        TIANWANG_RANDOM_PICKS="1",
+    )
+    expected = reach(testweb.truth, seeds).stored(testweb.truth)
+    assert len(expected) > 300
+    assert set(stored) == expected
+    assert max(stored.values()) == 1
+    picks = stats["tianwang/frontier/sorted_picks"] + stats["tianwang/frontier/random_picks"]
+    assert picks == stats["scheduler/dequeued"] == stats["scheduler/enqueued"]
+    assert stats["tianwang/frontier/sorted_picks"] >= 3 * stats["tianwang/frontier/random_picks"]
+
+
+def test_host_awareness_one_connection_per_host_and_no_host_starves_the_rest(
+    testweb: TestWeb, seeds: list[str], tmp_path: Path
+) -> None:
+    polite = {
+        "CONCURRENT_REQUESTS": "8",
+        "CONCURRENT_REQUESTS_PER_DOMAIN": "1",
+        "DOWNLOAD_DELAY": "0.02",
+        "DOWNLOAD_DELAY_JITTER": "0",
+    }
+    seeds = seeds[:16]
+    (tmp_path / "frontier").mkdir()
+    stored, stats = probed_crawl(testweb, seeds, tmp_path / "frontier", **polite)
+    assert set(stored) == reach(testweb.truth, seeds).stored(testweb.truth)
+    # Never a second request queued behind a host's one connection...
+    assert stats["probe/slot_active_max"] == 1
+    # ... and the crawl's 8 connections all busy at once, each on its own host.
+    assert stats["probe/busy_slots_max"] == 8
+    # The probe sees the difference: Scrapy's scheduler with a plain priority queue hands
+    # the downloader a host's links in a row, and they wait in its slot.
+    (tmp_path / "plain").mkdir()
+    _, plain = probed_crawl(
+        testweb,
+        seeds,
+        tmp_path / "plain",
+        SCHEDULER="scrapy.core.scheduler.Scheduler",
+        SCHEDULER_PRIORITY_QUEUE="scrapy.pqueues.ScrapyPriorityQueue",
+        **polite,
+    )
+    assert plain["probe/slot_active_max"] > 1
+
+
+# --- kill -9 ---------------------------------------------------------------------------
+
+KILL_WEB = (11, 30)  # seed, hosts: its own small test web
+KILL_CONCURRENCY = 8
+
+
+def page_requests(access_log: Path) -> list[str]:
+    lines = access_log.read_text(encoding="utf-8").splitlines()
+    urls = [json.loads(line)["url"] for line in lines]
+    return [url for url in urls if not url.endswith("/robots.txt")]
+
+
+def test_kill_9_then_resume_fetches_every_page_once_but_those_in_flight(tmp_path: Path) -> None:
+    access = tmp_path / "access.jsonl"
+    truth = load_truth(*KILL_WEB)
+    seeds = [url for url, page in truth.items() if page["kind"] == "home"]
+    expected = reach(truth, seeds).stored(truth)
+    with TestWebProcess(*KILL_WEB, access_log=access) as web:
+        settings = {
+            "TIANWANG_PROXY": web.address,
+            "JOBDIR": str(tmp_path / "job"),
+            "ITEM_PIPELINES": STORAGE_ONLY,
+            "CONCURRENT_REQUESTS": str(KILL_CONCURRENCY),
+            "CONCURRENT_REQUESTS_PER_DOMAIN": "1",
+            "DOWNLOAD_DELAY": "0.1",  # slow enough that the kill lands midway
+        }
+        command, env = crawl_command(
+            "site",
+            {"seeds": ",".join(seeds)},
+            settings | {"TIANWANG_DATA_DIR": str(tmp_path / "data1")},
+        )
+        with open(tmp_path / "run1.log", "wb") as log:
+            proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=log, stderr=log)
+        deadline = time.monotonic() + 120
+        while not access.exists() or len(page_requests(access)) < len(expected) // 3:
+            assert proc.poll() is None and time.monotonic() < deadline, (
+                tmp_path / "run1.log"
+            ).read_text()[-2000:]
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        first = page_requests(access)
+        result = scrapy_crawl(
+            "site",
+            {"seeds": ",".join(seeds)},
+            settings | {"TIANWANG_DATA_DIR": str(tmp_path / "data2")},
+            cwd=tmp_path,
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "Resuming crawl" in result.stderr
+    second = page_requests(access)[len(first) :]
+    stored1, stored2 = read_tree(tmp_path / "data1"), read_tree(tmp_path / "data2")
+    assert len(expected) // 3 <= len(stored1) + KILL_CONCURRENCY and len(stored2) > 0
+    # Together the two runs stored exactly the pages an uninterrupted crawl stores.
+    assert set(stored1) | set(stored2) == expected
+    assert max(stored1.values()) == max(stored2.values()) == 1
+    # Fetched again: only requests the first run had in flight at the kill.
+    refetched = set(first) & set(second)
+    assert len(refetched) <= KILL_CONCURRENCY, sorted(refetched)
+    assert set(stored1) & set(stored2) <= refetched
+    assert max(Counter(second).values()) == 1
