@@ -1,6 +1,13 @@
 """Pages/s of the `site` spider (storage on) against a plain Scrapy spider, same web, same run.
 
     python bench/crawl.py [--hosts 200] [--seed 1] [--rounds 5]
+    python bench/crawl.py --compare frontier --hosts 1000 [--delay 0.5] [--concurrency 256]
+                          [--pages 10000] [--rounds 5]
+
+The second form crawls with the `site` spider twice per round instead: tianwang's frontier
+(the project's SCHEDULER) against Scrapy's default scheduler (DownloaderAwarePriorityQueue,
+LIFO queues, DEPTH_PRIORITY 0), both with one connection per host and the same per-host
+delay, so what differs is only the order and how each scheduler keeps hosts busy.
 
 Both crawls go through the same test web process with the same politeness settings; the
 rounds alternate which runs first, and the ratio of medians is reported, since this machine
@@ -38,10 +45,26 @@ COMMON = {
 }
 
 
-def run_crawl(kind: str, proxy: str, seeds: Path, workdir: Path) -> dict:
+# Scrapy's own scheduler as Scrapy ships it (the project settings choose breadth first).
+SCRAPY_DEFAULT_SCHEDULER = {
+    "SCHEDULER": "scrapy.core.scheduler.Scheduler",
+    "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
+    "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.LifoMemoryQueue",
+    "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleLifoDiskQueue",
+    "DEPTH_PRIORITY": "0",
+}
+# Crawler kinds of each comparison: the first is the baseline of the ratio.
+COMPARISONS = {"foundation": ("plain", "site"), "frontier": ("scrapy", "frontier")}
+KIND_SETTINGS = {"scrapy": SCRAPY_DEFAULT_SCHEDULER, "frontier": {}}
+
+
+def run_crawl(
+    kind: str, proxy: str, seeds: Path, workdir: Path, extra: dict[str, str] | None = None
+) -> dict:
     stats_file = workdir / f"{kind}-stats.json"
-    settings = {**COMMON, "BENCH_STATS_FILE": str(stats_file)}
-    if kind == "site":
+    settings = {**COMMON, **(extra or {}), "BENCH_STATS_FILE": str(stats_file)}
+    settings |= KIND_SETTINGS.get(kind, {})
+    if kind in ("site", *KIND_SETTINGS):
         command = [sys.executable, "-m", "scrapy", "crawl", "site"]
         settings |= {"TIANWANG_PROXY": proxy, "TIANWANG_DATA_DIR": str(workdir / "data")}
         env_extra = {"SCRAPY_SETTINGS_MODULE": "tianwang.settings"}
@@ -58,7 +81,7 @@ def run_crawl(kind: str, proxy: str, seeds: Path, workdir: Path) -> dict:
     for key, value in settings.items():
         command += ["-s", f"{key}={value}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), **env_extra}
-    if kind == "site":
+    if kind != "plain":
         env.pop("http_proxy", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(command, cwd=workdir, env=env, check=True)
@@ -77,16 +100,23 @@ def cpu_per_1000(stats: dict) -> float:
     return 1000 * stats["cpu_seconds"] / max(stats.get("response_received_count", 0), 1)
 
 
-def measure(hosts: int, seed: int, rounds: int) -> dict[str, list[dict]]:
+def measure(
+    hosts: int,
+    seed: int,
+    rounds: int,
+    kinds: tuple[str, str] = COMPARISONS["foundation"],
+    extra: dict[str, str] | None = None,
+) -> dict[str, list[dict]]:
     """Stats of each crawler's runs, round by round, alternating which runs first."""
-    runs: dict[str, list[dict]] = {"plain": [], "site": []}
+    runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
     with tempfile.TemporaryDirectory() as tmp, TestWebProcess(seed, hosts) as web:
         seeds = write_seeds(Path(tmp) / "seeds.txt", SyntheticWeb(seed, hosts).homepages())
-        run_crawl("plain", web.address, seeds, Path(tmp))  # warm-up: the server builds its hosts
+        # Warm-up: the server builds its hosts.
+        run_crawl(kinds[0], web.address, seeds, Path(tmp), extra)
         for round_no in range(1, rounds + 1):
-            for kind in ("plain", "site") if round_no % 2 else ("site", "plain"):
+            for kind in kinds if round_no % 2 else kinds[::-1]:
                 with tempfile.TemporaryDirectory(dir=tmp) as workdir:
-                    stats = run_crawl(kind, web.address, seeds, Path(workdir))
+                    stats = run_crawl(kind, web.address, seeds, Path(workdir), extra)
                 runs[kind].append(stats)
                 print(run_line(round_no, kind, stats), flush=True)
     return runs
@@ -95,7 +125,7 @@ def measure(hosts: int, seed: int, rounds: int) -> dict[str, list[dict]]:
 def run_line(round_no: int, kind: str, stats: dict) -> str:
     stored = stats.get("tianwang/storage/records", "-")
     return (
-        f"round {round_no} {kind:5s}: {stats.get('response_received_count')} responses, "
+        f"round {round_no} {kind:8s}: {stats.get('response_received_count')} responses, "
         f"{stored} stored, {stats['elapsed_time_seconds']:.1f} s, {rate(stats):.1f} pages/s, "
         f"{cpu_per_1000(stats):.2f} cpu s/1000 pages"
     )
@@ -106,7 +136,17 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--compare", choices=sorted(COMPARISONS), default="foundation")
+    parser.add_argument("--delay", type=float, default=0.5, help="per-host delay (frontier)")
+    parser.add_argument(
+        "--concurrency", type=int, default=256, help="CONCURRENT_REQUESTS (frontier)"
+    )
+    parser.add_argument(
+        "--pages", type=int, default=10_000, help="CLOSESPIDER_PAGECOUNT (frontier), 0 = all"
+    )
     args = parser.parse_args()
+    if args.compare == "frontier":
+        return compare_frontier(args)
     runs = measure(args.hosts, args.seed, args.rounds)
     plain = statistics.median(rate(stats) for stats in runs["plain"])
     site = statistics.median(rate(stats) for stats in runs["site"])
@@ -119,6 +159,26 @@ def main() -> int:
         f"{plain_cpu / site_cpu:.3f} by cpu time"
     )
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    return 0
+
+
+def compare_frontier(args: argparse.Namespace) -> int:
+    """The frontier against Scrapy's default scheduler: one connection per host, same delay."""
+    polite = {
+        "CONCURRENT_REQUESTS": str(args.concurrency),
+        "CONCURRENT_REQUESTS_PER_DOMAIN": "1",
+        "DOWNLOAD_DELAY": str(args.delay),
+        "CLOSESPIDER_PAGECOUNT": str(args.pages),
+    }
+    kinds = COMPARISONS["frontier"]
+    runs = measure(args.hosts, args.seed, args.rounds, kinds, polite)
+    medians = {kind: statistics.median(rate(stats) for stats in runs[kind]) for kind in kinds}
+    for kind in kinds:
+        cpu = statistics.median(cpu_per_1000(stats) for stats in runs[kind])
+        print(f"median {kind}: {medians[kind]:.1f} pages/s, {cpu:.2f} cpu s/1000 pages")
+    ratio = medians["frontier"] / medians["scrapy"]
+    print(f"ratio frontier/scrapy: {ratio:.3f} pages/s (target >= 0.95)")
+    print(f"settings: {polite}, machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
     return 0
 
 
