@@ -1,7 +1,7 @@
 """Push+pop requests/s of the frontier alone, in memory and under JOBDIR; RSS of N pending.
 
     python bench/frontier.py [--requests 200000] [--rounds 5]
-    python bench/frontier.py --pending 10000000      # RSS with 10 million pending (long)
+    python bench/frontier.py --pending 10000000      # RSS with 10 million pending (~10 min)
 
 "Frontier alone" is the queue (FrontierQueue) and the request store, Request objects in
 and out: push n requests, then pop them all. The same through the whole scheduler
@@ -13,9 +13,11 @@ method, as the site spider makes them. Rounds alternate the modes; medians are r
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from scrapy import Request, Spider  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
 
+from tianwang.frontier.dupefilter import BloomDupeFilter  # noqa: E402
 from tianwang.frontier.queue import FrontierQueue  # noqa: E402
 from tianwang.frontier.scheduler import FrontierScheduler  # noqa: E402
 from tianwang.frontier.store import MemoryStore, RequestLog  # noqa: E402
@@ -121,37 +124,73 @@ def measure(n: int, rounds: int) -> dict[str, list[float]]:
 
 
 def pending_rss(n: int) -> None:
-    """Push n requests through the scheduler under JOBDIR and report RSS and timings."""
+    """Push n requests into the frontier under JOBDIR (queue, log, Bloom filter sized for 10
+    million at 1e-6, as the defaults) and report RSS; then resume it in a fresh process.
+
+    The fingerprint here is sha1 of the url, not Scrapy's (which costs ~35 us a request and
+    takes no memory the frontier keeps): this run is about memory, not speed.
+    """
     with tempfile.TemporaryDirectory() as tmp:
-        settings = _project_settings() | {"JOBDIR": str(Path(tmp) / "job")}
-        crawler = get_crawler(BenchSpider, settings_dict=settings)
+        directory = Path(tmp) / "job"
         spider = BenchSpider()
-        scheduler = FrontierScheduler.from_crawler(crawler)
         before = rss_mb()
-        scheduler.open(spider)
+        log, queue, bloom = RequestLog(directory, spider), FrontierQueue(1, 1, seed=1), _bloom()
+        log.open(lambda entry: None)
+        slots: dict[str, int] = {}
         start = time.perf_counter()
-        batch = 100_000
-        for first in range(0, n, batch):
-            for url in make_urls(min(batch, n - first), seed=first):
-                scheduler.enqueue_request(Request(url, callback=spider.parse))
+        for first in range(0, n, 100_000):
+            for url in make_urls(min(100_000, n - first), seed=first):
+                fingerprint = hashlib.sha1(url.encode()).digest()
+                weight, slot = url_weight(url), url.split("/", 3)[2]
+                item = log.put(Request(url, callback=spider.parse), weight, slot, fingerprint)
+                bloom.add(fingerprint)
+                queue.push(item, (weight, 0), slots.setdefault(slot, len(slots)))
         pushed = time.perf_counter() - start
-        print(f"{len(scheduler):,} pending after {pushed:.0f} s ({n / pushed:,.0f} pushes/s)")
-        print(f"RSS {rss_mb():,.0f} MB (before open: {before:,.0f} MB)")
+        log.flush()
+        print(f"{len(queue):,} pending after {pushed:.0f} s ({n / pushed:,.0f} pushes/s)")
+        print(f"RSS {rss_mb():,.0f} MB (before: {before:,.0f} MB)")
         start = time.perf_counter()
-        for _ in range(100_000):
-            scheduler.next_request()
+        taken = [queue.pop() for _ in range(100_000)]
+        for item in taken:
+            log.get(item)
+        log.done(taken)
         print(f"100,000 pops: {100_000 / (time.perf_counter() - start):,.0f} pops/s")
-        log = Path(tmp) / "job" / "tianwang.frontier" / "requests.log"
-        print(f"log {log.stat().st_size / 1e6:,.0f} MB, {log.stat().st_size / n:.0f} bytes/request")
-        scheduler.close("shutdown")
-        resumed = FrontierScheduler.from_crawler(get_crawler(BenchSpider, settings_dict=settings))
-        start = time.perf_counter()
-        resumed.open(spider)
-        print(
-            f"resume: {len(resumed):,} pending in {time.perf_counter() - start:.0f} s, "
-            f"RSS {rss_mb():,.0f} MB"
-        )
-        resumed.close("finished")
+        size = (directory / "requests.log").stat().st_size
+        print(f"log {size / 1e6:,.0f} MB, {size / n:.0f} bytes/request")
+        bloom.save(directory / "bloom.bin", len(log))
+        log.close()
+        del log, queue, bloom
+        subprocess.run([sys.executable, __file__, "--resume", str(directory)], check=True)
+
+
+def _bloom() -> BloomDupeFilter:
+    import tianwang.settings as defaults
+
+    return BloomDupeFilter(defaults.TIANWANG_EXPECTED_URLS, defaults.TIANWANG_BLOOM_ERROR_RATE)
+
+
+def resume(directory: Path) -> None:
+    """Reopen a frontier left by pending_rss, as FrontierScheduler.open does."""
+    before = rss_mb()
+    start = time.perf_counter()
+    log, queue, bloom = RequestLog(directory, BenchSpider()), FrontierQueue(1, 1), _bloom()
+    covered = bloom.load(directory / "bloom.bin")
+    slots: dict[str, int] = {}
+
+    def visit(entry) -> None:
+        if entry.fingerprint is not None and entry.item >= covered:
+            bloom.add(entry.fingerprint)
+        if not entry.done:
+            queue.push(
+                entry.item, (entry.weight, entry.priority), slots.setdefault(entry.slot, len(slots))
+            )
+
+    log.open(visit)
+    print(
+        f"resume in a fresh process: {len(queue):,} pending in "
+        f"{time.perf_counter() - start:.0f} s, RSS {rss_mb():,.0f} MB (before: {before:,.0f} MB)"
+    )
+    log.close()
 
 
 def main() -> int:
@@ -159,7 +198,11 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--pending", type=int, default=0, help="RSS run with this many pending")
+    parser.add_argument("--resume", type=Path, help=argparse.SUPPRESS)  # pending_rss's child
     args = parser.parse_args()
+    if args.resume:
+        resume(args.resume)
+        return 0
     if args.pending:
         pending_rss(args.pending)
     else:
