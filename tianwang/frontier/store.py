@@ -23,6 +23,7 @@ url whose request the log lost.
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 from array import array
@@ -33,6 +34,8 @@ from pathlib import Path
 from scrapy import Request, Spider
 
 from tianwang.frontier import codec
+
+logger = logging.getLogger(__name__)
 
 HEADER = struct.Struct("<IhiBH")
 FP_SIZE = 20
@@ -161,7 +164,14 @@ class RequestLog:
         item = len(self)
         try:
             body = codec.encode(request, self.spider)
-        except ValueError:
+        except ValueError as error:
+            if not self.unserializable:
+                logger.warning(
+                    "Unable to serialize request %s (%s): kept in memory, so lost if the crawl "
+                    "stops; no more unserializable requests will be logged (stats counted)",
+                    request,
+                    error,
+                )
             self.unserializable += 1
             self._memory[item] = request
             body = b""
