@@ -187,10 +187,13 @@ class MD5Store:
 def _open(path: Path) -> tuple[sqlite3.Connection, dict[str, int]]:
     db = sqlite3.connect(path, isolation_level=None)
     try:
-        # WAL with synchronous=NORMAL: a commit is a write, not an fsync, and a killed process
-        # loses nothing the OS has. (A power cut may lose the last commits: catch-up redoes them.)
+        # No fsync, ever: a killed process loses nothing the OS has, and the index is a cache
+        # of the records, which are not fsynced either. With synchronous=NORMAL every WAL
+        # checkpoint fsyncs (one per commit once the index outgrows sqlite's cache), and
+        # an fsync on a busy disk stalls the whole crawl.
+        # A power cut can leave it stale or unreadable: both are detected and rebuilt.
         db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA synchronous=OFF")
         db.executescript(_SCHEMA)
         return db, dict(db.execute("SELECT name, indexed FROM files"))
     except sqlite3.DatabaseError:
