@@ -250,6 +250,9 @@ def _init_worker(plan: Plan) -> None:
     global _PLAN
     _PLAN = plan
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    # A forked worker inherits the parent's handlers (an event loop's, say); the pool ends
+    # a worker with SIGTERM, which must end it.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _call(job: tuple[Callable[..., Any], tuple[Any, ...]]) -> Any:
@@ -269,6 +272,8 @@ def _run_tasks(
         return
     with multiprocessing.Pool(min(workers, len(tasks)), _init_worker, (plan,)) as pool:
         yield from pool.imap_unordered(_call, [(function, task) for task in tasks])
+        pool.close()  # let the workers end; leaving the block would terminate them
+        pool.join()
 
 
 # -- phase 1: hash -----------------------------------------------------------------------

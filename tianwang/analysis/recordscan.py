@@ -16,17 +16,16 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from tianwang.formats.http import parse_http_response
 from tianwang.formats.record import GZIP_MAGIC, MAX_LINE, iter_records
 
 _NAME = re.compile(rb"[a-z0-9][a-z0-9._-]*\Z")
 _MAX_DIGITS = 18
+_KNOWN = frozenset((b"version", b"url", b"origin", b"date", b"ip", b"unzip-length", b"length"))
 
 
-@dataclass(frozen=True, slots=True)
-class Scanned:
+class Scanned(NamedTuple):
     offset: int  # where the record starts in its file
     length: int  # bytes of the whole record: header, DATA and the final newline
     url: str
@@ -36,12 +35,22 @@ class Scanned:
 
 
 def body_md5(data: bytes) -> bytes:
-    """MD5 digest of the body a record's DATA carries; DATA itself if it is not HTTP."""
-    try:
-        body = parse_http_response(data).body
-    except ValueError:
-        body = data
-    return hashlib.md5(body).digest()
+    """MD5 digest of the body a record's DATA carries: what follows the first blank line
+    (CRLF CRLF or LF LF, whichever comes first, as parse_http_response splits) when DATA
+    starts with "HTTP/"; all of DATA otherwise. The head is not parsed further: the writer
+    checked it, and `tianwang records verify` reports one that is malformed.
+    """
+    split = _head_end(data) if data.startswith(b"HTTP/") else None
+    return hashlib.md5(data if split is None else data[split:]).digest()
+
+
+def _head_end(data: bytes) -> int | None:
+    """Where the body starts: after the first CRLF CRLF or LF LF, whichever comes first."""
+    crlf = data.find(b"\r\n\r\n")
+    lf = data.find(b"\n\n", 0, crlf + 1) if crlf >= 0 else data.find(b"\n\n")
+    if lf >= 0:
+        return lf + 2
+    return crlf + 4 if crlf >= 0 else None
 
 
 def scan_file(path: str | os.PathLike[str]) -> Iterator[Scanned]:
@@ -101,7 +110,7 @@ def _header(head: bytes) -> dict[bytes, bytes] | None:
     fields = {}
     for line in lines:
         name, sep, value = line.partition(b": ")
-        if not sep or b"\r" in line or not _NAME.match(name):
+        if not sep or b"\r" in line or (name not in _KNOWN and not _NAME.match(name)):
             return None
         fields[name] = value
     # The reader wants: no repeated name, length last, a url.

@@ -1,0 +1,255 @@
+"""Benchmark: `tianwang dedup` on generated records of CWT200g's average page size.
+
+    python3 bench/global_dedup.py --data /work/bench-data/dedup --records 2000000
+
+Generates (once, cached under --data) a record tree of --records records: 23 KB HTML-ish
+bodies (CWT200g's average page size), a --dup-share of them repeating an earlier body under
+another url, stored as the crawler stores them (zlib level 1). Then, alternating for
+--rounds rounds:
+
+- ceiling: the least work any dedup must do, on both cores: read each record, inflate its
+  DATA and MD5 it (no spill, no sort, no copy), in --workers processes;
+- dedup: `tianwang dedup TREE --out OUT` in a subprocess, timing it, its peak RSS per
+  process (getrusage of the children) and the peak RSS summed over its process tree
+  (sampled from /proc every 0.1 s).
+
+Prints records/s of each and the ratio of medians (dedup / ceiling).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import multiprocessing
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tianwang.formats.http import build_http_response  # noqa: E402
+from tianwang.formats.record import Record, encode_record  # noqa: E402
+from tianwang.formats.store import page_path, record_files  # noqa: E402
+
+BODY_BYTES = 23 * 1024  # CWT200g's average page size (seed 004)
+PER_HOST = 1000
+DATE = "Sun, 22 Nov 2026 05:16:17 GMT"
+
+
+# -- generating the tree -----------------------------------------------------------------
+
+
+def _pool_text(seed: int = 7, size: int = 4 << 20) -> bytes:
+    """A few MB of text with markup, words drawn by Zipf's law as in real text: compresses
+    about as real pages do at zlib level 1."""
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["".join(rng.choices(letters, k=rng.randint(2, 9))) for _ in range(4000)]
+    weights = list(itertools.accumulate(1 / rank for rank in range(1, len(words) + 1)))
+    out, total = [], 0
+    while total < size:
+        for word in rng.choices(words, cum_weights=weights, k=50):
+            if rng.random() < 0.12:
+                word = rng.choice(_TAGS)
+            out.append(word)
+            total += len(word) + 1
+    return " ".join(out).encode()
+
+
+_TAGS = ['<p class="text">', "</p>\n", "<br>\n", '<a href="/news/2006/index.html">', "</a>",
+         "<li>", "</li>\n", '<td align="left" valign="top">', "</td>", "<tr>\n", "</tr>\n",
+         '<span style="font-size:12px">', "</span>"]
+_POOL = b""
+
+
+def _template(site: int) -> tuple[bytes, bytes]:
+    """A site's head (styles, navigation) and footer: the markup pages of a site share."""
+    nav = "".join(f'<li><a href="/col{n}/index.html">column {site}-{n}</a></li>\n'
+                  for n in range(40))
+    head = (f"<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; "
+            f"charset=gb2312\">\n<link rel=\"stylesheet\" href=\"/css/site{site}.css\">\n"
+            f"</head><body>\n<div id=\"nav\"><ul>\n{nav}</ul></div>\n<div id=\"main\">\n")
+    foot = (f"</div>\n<div id=\"foot\">copyright 2006 site {site} | "
+            f"<a href=\"/about.html\">about</a></div></body></html>\n")
+    return head.encode(), foot.encode()
+
+
+def body(seed: int) -> bytes:
+    """The body of page `seed`: the same seed gives the same bytes (a duplicate reuses it)."""
+    rng = random.Random(seed)
+    head, foot = _template(seed % 50)
+    title = f"<h1>page {seed}</h1>\n".encode()
+    parts, total = [head, title], len(head) + len(title) + len(foot)
+    while total < BODY_BYTES:
+        start = rng.randrange(len(_POOL) - 4096)
+        chunk = _POOL[start : start + rng.randint(1024, 4096)]
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts)[: BODY_BYTES - len(foot)] + foot
+
+
+def _generate_hosts(args: tuple[str, int, int, int, float]) -> int:
+    """Write hosts first..stop-1 of the tree; a record's body seed is its index, or for a
+    duplicate an earlier record's."""
+    global _POOL
+    data, first, stop, records, dup_share = args
+    _POOL = _pool_text()
+    written = 0
+    for host_index in range(first, stop):
+        host = f"www.h{host_index}.bench.cn"
+        path = page_path(data, host)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as file:
+            for index in range(host_index * PER_HOST, min(records, (host_index + 1) * PER_HOST)):
+                rng = random.Random(index * 7919 + 1)
+                seed = rng.randrange(index) if index and rng.random() < dup_share else index
+                url = f"http://{host}/dir{index % 13}/page{index}.html"
+                data_bytes = build_http_response(
+                    200, [(b"Content-Type", b"text/html; charset=utf-8")], body(seed)
+                )
+                record = Record(url=url, data=data_bytes, date=DATE, ip="127.0.0.1")
+                file.write(encode_record(record, compress=True, level=1))
+                written += 1
+    return written
+
+
+def generate(data: Path, records: int, dup_share: float, workers: int) -> Path:
+    tree = data / f"tree-{records}-{dup_share}"
+    marker = tree / "GENERATED.json"
+    if marker.exists():
+        return tree
+    shutil.rmtree(tree, ignore_errors=True)
+    hosts = (records + PER_HOST - 1) // PER_HOST
+    step = max(1, hosts // (workers * 8))
+    tasks = [(str(tree), first, min(hosts, first + step), records, dup_share)
+             for first in range(0, hosts, step)]
+    started = time.monotonic()
+    with multiprocessing.Pool(workers) as pool:
+        done = 0
+        for count in pool.imap_unordered(_generate_hosts, tasks):
+            done += count
+            print(f"\rgenerated {done}/{records}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    size = sum(path.stat().st_size for path in record_files(tree))
+    marker.write_text(json.dumps({"records": records, "dup_share": dup_share, "bytes": size,
+                                  "seconds": time.monotonic() - started}))
+    return tree
+
+
+# -- the ceiling: inflate + md5 only -----------------------------------------------------
+
+
+def _inflate_md5_file(path: str) -> int:
+    """Inflate and MD5 each record's DATA: the framing parsed as little as possible."""
+    with open(path, "rb") as file:
+        buf = file.read()
+    count, offset = 0, 0
+    while offset < len(buf):
+        head_end = buf.index(b"\n\n", offset)
+        length = int(buf[buf.rindex(b"length: ", offset, head_end) + 8 : head_end])
+        start = head_end + 2
+        hashlib.md5(zlib.decompress(buf[start : start + length])).digest()
+        offset = start + length + 1
+        count += 1
+    return count
+
+
+def ceiling(tree: Path, workers: int) -> tuple[int, float]:
+    files = [str(path) for path in record_files(tree)]
+    started = time.monotonic()
+    with multiprocessing.Pool(workers) as pool:
+        count = sum(pool.imap_unordered(_inflate_md5_file, files, chunksize=4))
+    return count, time.monotonic() - started
+
+
+# -- the dedup ---------------------------------------------------------------------------
+
+
+def _tree_rss(pid: int) -> tuple[int, int]:
+    """Resident bytes of pid and all its descendants, from /proc: summed, and the largest."""
+    total, largest, todo = 0, 0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            with open(f"/proc/{current}/statm") as file:
+                rss = int(file.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            with open(f"/proc/{current}/task/{current}/children") as file:
+                todo.extend(int(child) for child in file.read().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        total, largest = total + rss, max(largest, rss)
+    return total, largest
+
+
+def run_dedup(tree: Path, out: Path, workers: int) -> dict[str, float]:
+    shutil.rmtree(out, ignore_errors=True)
+    command = [sys.executable, "-m", "tianwang.cli", "dedup", str(tree), "--out", str(out),
+               "--workers", str(workers)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    peak = [0, 0]
+    started = time.monotonic()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
+
+    def sample() -> None:
+        while process.poll() is None:
+            total, largest = _tree_rss(process.pid)
+            peak[0], peak[1] = max(peak[0], total), max(peak[1], largest)
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    output, _ = process.communicate()
+    elapsed = time.monotonic() - started
+    sampler.join()
+    if process.returncode:
+        raise SystemExit(f"dedup failed ({process.returncode}):\n{output}")
+    records = int(output.split("records in: ", 1)[1].split()[0])
+    return {"records": records, "seconds": elapsed, "tree_rss": peak[0], "process_rss": peak[1],
+            "output": output}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True, type=Path,
+                        help="where the generated tree is cached and the output written "
+                        "(outside the repository: 2M records take about 17 GB)")
+    parser.add_argument("--records", type=int, default=2_000_000)
+    parser.add_argument("--dup-share", type=float, default=0.2)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args()
+    tree = generate(args.data, args.records, args.dup_share, args.workers)
+    print(f"tree: {tree} {json.loads((tree / 'GENERATED.json').read_text())}")
+    ceilings, dedups = [], []
+    for round_ in range(args.rounds):
+        count, seconds = ceiling(tree, args.workers)
+        ceilings.append(count / seconds)
+        print(f"round {round_ + 1} ceiling: {count} records in {seconds:.1f} s, "
+              f"{count / seconds:,.0f} records/s")
+        result = run_dedup(tree, args.data / "out", args.workers)
+        dedups.append(result["records"] / result["seconds"])
+        print(f"round {round_ + 1} dedup: {result['records']} records in "
+              f"{result['seconds']:.1f} s, {dedups[-1]:,.0f} records/s, peak RSS summed over "
+              f"its processes {result['tree_rss'] / 2**20:.0f} MB, of one process "
+              f"{result['process_rss'] / 2**20:.0f} MB")
+        print("  " + result["output"].strip().replace("\n", "\n  "))
+    largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"largest single process peak RSS (getrusage, children): {largest:.0f} MB")
+    ratio = statistics.median(dedups) / statistics.median(ceilings)
+    print(f"median dedup {statistics.median(dedups):,.0f} records/s, median ceiling "
+          f"{statistics.median(ceilings):,.0f} records/s: {ratio:.0%} of the limit")
+
+
+if __name__ == "__main__":
+    main()
