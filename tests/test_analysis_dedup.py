@@ -332,3 +332,31 @@ def test_damaged_input_skipped_on_request_keeps_the_records_before_it(tmp_path: 
     assert f"skipped damaged: {path}: offset {offset}: truncated record".encode() in stdout
     assert sorted(r.url for _p, r in iter_tree(tmp_path / "out")) == [
         f"http://a.cn/{i}" for i in range(4)]
+
+
+def test_progress_bar_on_a_terminal_and_counts_at_the_end(tmp_path: Path) -> None:
+    import pty
+
+    write_tree(tmp_path / "in", web(100, 30))
+    main, terminal = pty.openpty()
+    run = subprocess.Popen([sys.executable, "-m", "tianwang.cli", "dedup", str(tmp_path / "in"),
+                            "--out", str(tmp_path / "out")], stdout=subprocess.PIPE,
+                           stderr=terminal, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    os.close(terminal)
+    stdout, _ = run.communicate(timeout=120)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the terminal's other end is closed: all is read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    assert run.returncode == 0
+    for phase in (b"hash", b"choose", b"copy"):
+        assert phase in shown and b"100.0%" in shown
+    distinct = len({body for _url, body in web(100, 30)})
+    assert f"distinct bodies: {distinct} ".encode() in stdout
+    assert b"records/s" in stdout
