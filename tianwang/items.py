@@ -17,4 +17,4 @@ class PageItem:
     level: int  # the seed page is level 1
     protocol: str = "HTTP/1.1"
     links: list[str] = field(default_factory=list)  # absolute out-links, no fragment
-    parent: str | None = None  # the request's Referer: the url whose link led here
+    parent: str | None = None  # the page whose link led here (through redirects); None: a seed

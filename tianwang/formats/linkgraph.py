@@ -2,8 +2,9 @@
 
     <page url>\\t<parent url>\\t<out-link>\\t<out-link>...\\n
 
-The parent is the page whose link first led the crawler to this one (the request's Referer;
-empty for a seed): what seed 000's "in-degree of the parent" needs and only the crawl knows.
+The parent is the page whose link first led the crawler to this one (the request's Referer,
+or after a redirect the Referer of the request that was redirected; empty for a seed): what
+seed 000's "in-degree of the parent" needs and only the crawl knows.
 Out-links are canonical absolute urls (fragment removed, percent-encoded), in page order,
 without duplicates; a page without links is a line of its url and parent. If a url was stored
 more than once (a revisit), its last line is its current out-links.

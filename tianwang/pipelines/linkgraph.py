@@ -3,10 +3,10 @@
 One line per stored page in `<data dir>/data_<k>/<host>/links.tsv` (tianwang/formats/
 linkgraph.py): its url, its parent and its out-links as the spider extracted them (absolute,
 fragment removed, percent-encoded by safe_url: the canonical form every other part of the
-crawl uses). The parent is the request's Referer (PageItem.parent): the page whose link led
-the crawler here, "" for a seed. After a redirect Scrapy sends the redirecting url as the
-Referer, so a redirected page's parent is the url that was linked (and redirected to it);
-its in-degree is that url's, which is what a link to the page was.
+crawl uses). The parent (PageItem.parent) is the page whose link led the crawler here, ""
+for a seed: the request's Referer, except after a redirect, where Scrapy sends the redirecting
+url as Referer; the spider carries the parent in the request's meta, which survives redirects,
+so a redirected page's parent is the page that linked the url that redirected to it.
 
 Runs after the storage pipeline, so a line is written only for a page whose record was
 stored: a kill between the two leaves a stored page without a line (its out-links are

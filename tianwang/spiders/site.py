@@ -28,6 +28,7 @@ from tianwang.seeds import load_seeds
 from tianwang.urls import safe_url, url_host
 
 _SKIPPED_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
+PARENT_META = "tianwang_parent"  # the url of the page whose link made the request
 _LINK_XPATH = "//a/@href | //area/@href"
 # What a reader sees of a page: its text nodes, not markup, attribute values or scripts.
 _TEXT_XPATH = "//text()[not(ancestor::script or ancestor::style)]"
@@ -80,6 +81,7 @@ class SiteSpider(Spider):
         meta = self.boost_meta(response, mime) if follow else None
         if meta:
             self.crawler.stats.inc_value("tianwang/topical/boosted_requests", len(follow))
+        meta = {**(meta or {}), PARENT_META: response.url}  # survives redirects; Referer doesn't
         for url in follow:
             yield Request(url, callback=self.parse, meta=meta)
 
@@ -177,5 +179,5 @@ def page_item(response: Response, level: int, links: list[str]) -> PageItem:
         level=level,
         protocol=response.protocol or "HTTP/1.1",
         links=links,
-        parent=(response.request.headers.get("Referer") or b"").decode("latin-1") or None,
+        parent=response.meta.get(PARENT_META),
     )
