@@ -3,25 +3,22 @@
 The paper put 70 million MD5s into one database and waited 7 days; split into 1,024 small
 ones by MD5 mod 1024, the same work took an hour, because each fits in memory. Here:
 
-1. hash (both cores, one task per batch of input files): inflate each record, take the MD5
+1. hash (hasher.py; one task per batch of input files): inflate each record, take the MD5
    of its HTTP body, and spill (md5, url, file, offset, length, date) to the work directory,
    sectioned by MD5 mod 1024. Input mirror tables are spilled the same way.
 2. choose (one task per run of consecutive shards): group each shard's entries by MD5 and
-   pick the survivor; the other urls of the group go to the mirror table, pointing at it.
-3. copy (one task per output bucket data_<k>): copy the survivors' record bytes as they are
-   (no inflate, no re-compress) into `<out>/data_<k>/<host>/page.dat`, sorted by url, and
-   their links.tsv lines beside them.
+   pick the survivor (survivor.py); the group's other urls go to the mirror table.
+3. copy (copier.py; one task per output bucket data_<k>): copy the survivors' record bytes
+   as they are (no inflate, no re-compress) into `<out>/data_<k>/<host>/page.dat`, sorted by
+   url, with their links.tsv lines beside them.
 
-Memory is bounded by one shard (1/1024 of the input), one bucket's survivors (1/256 of the
-output) and one input file's batch, never by the whole input.
+Tasks run on every core (multiprocessing). Memory is bounded by one run of shards (at least
+1/1024 of the input), one bucket's survivors (1/256 of the output) and one spill part of a
+hash task, never by the whole input.
 
-The survivor of a group is a rule of the group alone, so the output does not depend on how
-the input was split into trees, files or workers: among the urls that have a record, the
-shortest, then the first in code point order (seed 004's two duplicate kinds, `/` beside
-`/default.htm` and a query string that does not change the page, both keep the plain url).
-Two records of one url and one body (overlapping crawls) are one page: the later date is
-kept, then the larger crc32 of the record bytes; the other is dropped without a mirror line.
-A url whose body differs between inputs (it changed) keeps one record per body.
+The survivor of a body is a rule of its group alone (tianwang/analysis/survivor.py: the
+shortest url with a record, then the first in code point order), so the output does not depend
+on how the input was split into trees, files or workers.
 
 Restartable: every work file is written to a temporary name and renamed when whole; phase 1
 and 2 tasks and phase 3 buckets already finished are kept by a rerun, the rest redone. The
@@ -35,33 +32,39 @@ import fcntl
 import json
 import multiprocessing
 import os
-import re
 import shutil
 import signal
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from email.utils import mktime_tz, parsedate_tz
 from pathlib import Path
 from typing import Any
 
-from tianwang.analysis.recordscan import scan_file
-from tianwang.analysis.spill import read_sections, section_sizes, write_spill
-from tianwang.formats.linkgraph import LINKS_FILE
+from tianwang.analysis.copier import (
+    BUCKETS,
+    COUNTS_SECTION,
+    ChangedInput,
+    copy_bucket,
+    write_mirrors,
+)
+from tianwang.analysis.hasher import (
+    SHARDS,
+    DamagedInput,
+    finished_counts,
+    hash_batch,
+    hash_batches,
+    hash_parts,
+)
+from tianwang.analysis.spill import read_sections, section_sizes, write_atomic, write_spill
+from tianwang.analysis.survivor import Outcome, decide
 from tianwang.formats.mirrors import MIRRORS_FILE
-from tianwang.formats.record import RecordError
 from tianwang.formats.store import host_bucket, host_dirname, record_files
 from tianwang.urls import url_host
 
-SHARDS = 1024  # MD5 mod 1024, as seed 004 did
-BUCKETS = 256  # data_0..data_255, as the record tree has
 WORK_DIR = ".dedup-work"
 DONE_FILE = "dedup.json"
 BATCH_BYTES = 64 << 20  # input bytes per hash task: big enough to amortize a spill write
-PART_ENTRIES = 200_000  # a hash task spills every this many entries (one huge file: memory)
 RANGE_BYTES = 8 << 20  # spilled bytes per choose task (its memory is a few times this)
-MAX_OPEN = 64  # source files a copy task keeps open
-_PART = re.compile(r"t([0-9]+)\.p([0-9]+)\Z")
 
 Progress = Callable[[str, int, int], None]  # phase, done, total
 
@@ -207,14 +210,8 @@ def _start_work(work: Path, plan: Plan) -> bool:
         return True
     for name in ("hash", "choose", "copy"):
         (work / name).mkdir(exist_ok=True)
-    _write_atomic(path, json.dumps(manifest).encode())
+    write_atomic(path, json.dumps(manifest).encode())
     return False
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _quiet(phase: str, done: int, total: int) -> None:
@@ -225,19 +222,19 @@ def _run_phases(plan: Plan, out: Path, work: Path, workers: int, progress: Progr
     report = Report(files=len(plan.files))
     for counts in _hash_phase(plan, work, workers, progress):
         report.add(counts)
-    parts = _hash_parts(work / "hash")
+    parts = hash_parts(work / "hash")
     ranges = shard_ranges([section_sizes(part)[:SHARDS] for part in parts], RANGE_BYTES)
     for counts in _choose_phase(plan, work, parts, ranges, workers, progress):
         report.add(counts)
     chosen = [work / "choose" / _range_name(first, stop) for first, stop in ranges]
     _copy_phase(plan, out, work, chosen, workers, progress)
-    _write_mirrors(out, work, chosen)
+    write_mirrors(out, work, chosen)
     return report
 
 
 def _finish(out: Path, work: Path, plan: Plan, report: Report) -> None:
     document = {"manifest": plan.manifest(), "report": report.__dict__}
-    _write_atomic(out / DONE_FILE, json.dumps(document, indent=1).encode())
+    write_atomic(out / DONE_FILE, json.dumps(document, indent=1).encode())
     shutil.rmtree(work)
 
 
@@ -279,34 +276,18 @@ def _run_tasks(
 # -- phase 1: hash -----------------------------------------------------------------------
 
 
-def hash_batches(sizes: list[int], limit: int) -> list[list[int]]:
-    """Consecutive file indexes grouped so each group holds about limit bytes."""
-    batches: list[list[int]] = []
-    current: list[int] = []
-    total = 0
-    for index, size in enumerate(sizes):
-        current.append(index)
-        total += size
-        if total >= limit:
-            batches.append(current)
-            current, total = [], 0
-    if current:
-        batches.append(current)
-    return batches
-
-
 def _hash_phase(plan: Plan, work: Path, workers: int, progress: Progress) -> list[dict]:
     sizes = [os.path.getsize(path) for path in plan.files]
     batches: list[tuple[list[int], list[str]]] = [(b, []) for b in hash_batches(sizes, BATCH_BYTES)]
     batches += [([], [mirror]) for mirror in plan.mirrors]
     done_counts, todo = [], []
     for task, (files, mirrors) in enumerate(batches):
-        marker = work / "hash" / f"t{task:06d}.done"
-        if marker.exists():
-            done_counts.append(json.loads(marker.read_text()))
+        finished = finished_counts(work / "hash", task)
+        if finished is not None:
+            done_counts.append(finished)
         else:
             weight = sum(sizes[i] for i in files) + sum(os.path.getsize(m) for m in mirrors)
-            todo.append((weight, (str(work), task, files, mirrors)))
+            todo.append((weight, (str(work), task, files, mirrors, weight)))
     todo.sort(key=lambda item: -item[0])  # largest first: the last task to finish is small
     total = sum(sizes) + sum(os.path.getsize(m) for m in plan.mirrors)
     done = total - sum(weight for weight, _task in todo)
@@ -318,94 +299,15 @@ def _hash_phase(plan: Plan, work: Path, workers: int, progress: Progress) -> lis
     return done_counts
 
 
-def hash_task(work: str, task: int, files: list[int], mirrors: list[str]) -> dict[str, Any]:
-    """Spill every record of the files and every line of the mirror tables, by MD5 shard."""
+def hash_task(work: str, task: int, files: list[int], mirrors: list[str],
+              weight: int) -> dict[str, Any]:
     assert _PLAN is not None
-    for stale in Path(work, "hash").glob(f"t{task:06d}.p*"):  # a killed run's parts
-        stale.unlink()
-    spill = _ShardSpill(Path(work) / "hash", task)
-    counts: dict[str, Any] = {"records": 0, "bytes_in": 0, "mirror_lines_in": 0, "damaged": []}
-    weight = 0
-    for index in files:
-        path = _PLAN.files[index]
-        weight += os.path.getsize(path)
-        for scanned in _scan(path, counts["damaged"]):
-            shard = int.from_bytes(scanned.md5, "big") % SHARDS
-            spill.add(shard, (scanned.md5, scanned.url, index, scanned.offset, scanned.length,
-                              scanned.date, scanned.crc))
-            counts["records"] += 1
-            counts["bytes_in"] += scanned.length
-    for path in mirrors:
-        weight += os.path.getsize(path)
-        for md5, duplicate, kept in _mirror_lines(path):
-            spill.add(int.from_bytes(md5, "big") % SHARDS, (md5, duplicate, kept))
-            counts["mirror_lines_in"] += 1
-    spill.close()
-    _write_atomic(Path(work) / "hash" / f"t{task:06d}.done", json.dumps(counts).encode())
-    return {**counts, "weight": weight}
-
-
-def _scan(path: str, damaged: list[list[Any]]) -> Iterable[Any]:
-    assert _PLAN is not None
+    indexed = [(index, _PLAN.files[index]) for index in files]
     try:
-        yield from scan_file(path)
-    except RecordError as exc:
-        if not _PLAN.skip_damaged:
-            raise DedupError(f"damaged input: {exc}\n(run `tianwang records repair` on its "
-                             "tree, or pass --skip-damaged to use the records before it)") from None
-        damaged.append([exc.path, exc.offset, exc.reason])
-    except OSError as exc:
-        raise DedupError(f"cannot read {path}: {exc.strerror}") from None
-
-
-def _mirror_lines(path: str) -> Iterable[tuple[bytes, str, str]]:
-    from tianwang.formats.lines import iter_lines
-
-    for fields in iter_lines(path):
-        if len(fields) == 3 and len(fields[0]) == 32 and fields[1] != fields[2]:
-            try:
-                yield bytes.fromhex(fields[0]), fields[1], fields[2]
-            except ValueError:
-                continue  # not a digest: not a line of the pinned format
-
-
-class _ShardSpill:
-    """A hash task's entries by shard, written out as numbered parts to bound memory."""
-
-    def __init__(self, directory: Path, task: int) -> None:
-        self.directory, self.task = directory, task
-        self.parts = 0
-        self._new()
-
-    def _new(self) -> None:
-        self.sections: list[list[tuple]] = [[] for _ in range(SHARDS)]
-        self.entries = 0
-
-    def add(self, shard: int, entry: tuple) -> None:
-        self.sections[shard].append(entry)
-        self.entries += 1
-        if self.entries >= PART_ENTRIES:
-            self._flush()
-
-    def _flush(self) -> None:
-        name = f"t{self.task:06d}.p{self.parts:04d}"
-        write_spill(self.directory / name, self.sections)
-        self.parts += 1
-        self._new()
-
-    def close(self) -> None:
-        if self.entries or not self.parts:
-            self._flush()
-
-
-def _hash_parts(directory: Path) -> list[Path]:
-    """The spill parts of finished hash tasks, in task and part order."""
-    parts = []
-    for path in directory.iterdir():
-        match = _PART.match(path.name)
-        if match and (directory / f"t{match[1]}.done").exists():
-            parts.append((int(match[1]), int(match[2]), path))
-    return [path for _task, _part, path in sorted(parts)]
+        counts = hash_batch(Path(work, "hash"), task, indexed, mirrors, _PLAN.skip_damaged)
+    except DamagedInput as exc:
+        raise DedupError(str(exc)) from None
+    return {**counts, "weight": weight}
 
 
 # -- phase 2: choose ---------------------------------------------------------------------
@@ -436,7 +338,7 @@ def _choose_phase(
     for first, stop in ranges:
         path = work / "choose" / _range_name(first, stop)
         if path.exists():
-            done_counts.append(read_sections(path, BUCKETS + 1, BUCKETS + 2)[0])
+            done_counts.append(read_sections(path, COUNTS_SECTION, COUNTS_SECTION + 1)[0])
         else:
             todo.append((str(path), [str(part) for part in parts], first, stop))
     done = SHARDS - sum(stop - first for _p, _parts, first, stop in todo)
@@ -460,62 +362,29 @@ def choose_task(path: str, parts: list[str], first: int, stop: int) -> dict[str,
     counts = {"distinct": 0, "bytes_out": 0, "duplicates": 0, "same_url": 0,
               "mirror_lines_out": 0}
     for entries in shards:
-        for md5, group in sorted(_groups(entries).items()):
-            _decide(md5, group, keep, lines, counts)
+        groups: dict[bytes, list[tuple]] = {}
+        for entry in entries:
+            groups.setdefault(entry[0], []).append(entry)
+        for md5, group in sorted(groups.items()):
+            _keep(md5, decide(group), keep, lines, counts)
     write_spill(path, [*keep, b"".join(lines), counts])
     return {**counts, "shards": stop - first}
 
 
-def _groups(entries: list[tuple]) -> dict[bytes, list[tuple]]:
-    groups: dict[bytes, list[tuple]] = {}
-    for entry in entries:
-        groups.setdefault(entry[0], []).append(entry)
-    return groups
-
-
-def _decide(md5: bytes, group: list[tuple], keep: list[list[tuple]], lines: list[bytes],
-            counts: dict[str, int]) -> None:
-    records = [entry for entry in group if len(entry) == 7]
-    mirrors = [entry for entry in group if len(entry) == 3]
+def _keep(md5: bytes, outcome: Outcome, keep: list[list[tuple]], lines: list[bytes],
+          counts: dict[str, int]) -> None:
     digest = md5.hex()
-    if not records:  # a table names a kept url no input holds: carry its lines as they are
-        pairs = sorted({(duplicate, kept) for _md5, duplicate, kept in mirrors})
-        lines.extend(_line(digest, duplicate, kept) for duplicate, kept in pairs)
-        counts["mirror_lines_out"] += len(pairs)
-        return
-    latest: dict[str, tuple] = {}
-    for record in records:
-        url = record[1]
-        if url not in latest or _newer(record, latest[url]):
-            latest[url] = record
-    counts["same_url"] += len(records) - len(latest)
-    counts["duplicates"] += len(latest) - 1
-    survivor = min(latest, key=lambda url: (len(url), url))
-    urls = set(latest)
-    for _md5, duplicate, kept in mirrors:
-        urls.update((duplicate, kept))
-    urls.discard(survivor)
-    lines.extend(_line(digest, url, survivor) for url in sorted(urls))
-    counts["mirror_lines_out"] += len(urls)
-    record = latest[survivor]
-    bucket, directory = _out_place(survivor, record[2])
-    keep[bucket].append((directory, survivor, md5, record[2], record[3], record[4]))
-    counts["distinct"] += 1
-    counts["bytes_out"] += record[4]
-
-
-def _newer(record: tuple, other: tuple) -> bool:
-    """Of two records of one url and body, the one to keep: later date, then larger crc."""
-    return (_epoch(record[5]), record[6]) > (_epoch(other[5]), other[6])
-
-
-def _epoch(date: str) -> float:
-    parsed = parsedate_tz(date) if date else None
-    return float("-inf") if parsed is None else float(mktime_tz(parsed))
-
-
-def _line(digest: str, duplicate: str, kept: str) -> bytes:
-    return f"{digest}\t{duplicate}\t{kept}\n".encode("utf-8", "surrogateescape")
+    lines.extend(f"{digest}\t{duplicate}\t{kept}\n".encode("utf-8", "surrogateescape")
+                 for duplicate, kept in outcome.lines)
+    counts["mirror_lines_out"] += len(outcome.lines)
+    counts["same_url"] += outcome.same_url
+    counts["duplicates"] += outcome.duplicates
+    if outcome.survivor is not None:
+        _md5, url, index, offset, length, _date, _crc = outcome.survivor
+        bucket, directory = _out_place(url, index)
+        keep[bucket].append((directory, url, md5, index, offset, length))
+        counts["distinct"] += 1
+        counts["bytes_out"] += length
 
 
 def _out_place(url: str, file_index: int) -> tuple[int, str]:
@@ -546,95 +415,9 @@ def _copy_phase(
 
 
 def copy_task(out: str, work: str, bucket: int, chosen: list[str]) -> int:
-    """Write data_<bucket> of the output: whole, under a temporary name, then renamed."""
-    entries = [entry for path in chosen for entry in read_sections(path, bucket, bucket + 1)[0]]
-    target = Path(out) / f"data_{bucket}"
-    if not entries:
-        return bucket
-    tmp = Path(work) / "copy" / f"data_{bucket}"
-    shutil.rmtree(tmp, ignore_errors=True)  # what a killed run left half written
-    by_host: dict[str, list[tuple]] = {}
-    for entry in entries:
-        by_host.setdefault(entry[0], []).append(entry)
-    with _Sources() as sources:
-        for host in sorted(by_host):
-            _copy_host(tmp / host, sorted(by_host[host], key=lambda e: (e[1], e[2])), sources)
-    os.rename(tmp, target)
-    return bucket
-
-
-def _copy_host(directory: Path, entries: list[tuple], sources: _Sources) -> None:
-    directory.mkdir(parents=True)
-    with open(directory / "page.dat", "wb", buffering=1 << 20) as page:
-        for _host, _url, _md5, index, offset, length in entries:
-            page.write(sources.read(index, offset, length))
-    lines = _links_lines(entries)
-    if lines:
-        (directory / LINKS_FILE).write_bytes(b"".join(lines))
-
-
-def _links_lines(entries: list[tuple]) -> list[bytes]:
-    """Each survivor's line of the links.tsv beside its input file (its last one), in order."""
     assert _PLAN is not None
-    wanted: dict[int, set[str]] = {}
-    for _host, url, _md5, index, _offset, _length in entries:
-        wanted.setdefault(index, set()).add(url)
-    found: dict[tuple[int, str], bytes] = {}
-    for index, urls in wanted.items():
-        links = Path(_PLAN.files[index]).with_name(LINKS_FILE)
-        for url, line in _raw_lines(links):
-            if url in urls:
-                found[index, url] = line
-    lines, written = [], set()
-    for _host, url, _md5, index, _offset, _length in entries:
-        line = found.get((index, url))
-        if line is not None and url not in written:
-            lines.append(line)
-            written.add(url)
-    return lines
-
-
-def _raw_lines(path: Path) -> Iterable[tuple[str, bytes]]:
     try:
-        file = open(path, "rb")
-    except FileNotFoundError:
-        return
-    with file:
-        for raw in file:
-            if raw.endswith(b"\n"):  # a line a crash cut short is not part of the table
-                yield raw.split(b"\t", 1)[0].rstrip(b"\n").decode("utf-8", "surrogateescape"), raw
-
-
-class _Sources:
-    """Input files opened for reading by index, at most MAX_OPEN at a time."""
-
-    def __init__(self) -> None:
-        self.open: dict[int, int] = {}
-
-    def read(self, index: int, offset: int, length: int) -> bytes:
-        assert _PLAN is not None
-        fd = self.open.pop(index, None)
-        if fd is None:
-            if len(self.open) >= MAX_OPEN:
-                os.close(self.open.pop(next(iter(self.open))))
-            fd = os.open(_PLAN.files[index], os.O_RDONLY)
-        self.open[index] = fd
-        data = os.pread(fd, length, offset)
-        if len(data) != length:
-            raise DedupError(f"{_PLAN.files[index]} changed during the dedup (offset {offset})")
-        return data
-
-    def __enter__(self) -> _Sources:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for fd in self.open.values():
-            os.close(fd)
-
-
-def _write_mirrors(out: Path, work: Path, chosen: list[Path]) -> None:
-    tmp = work / MIRRORS_FILE
-    with open(tmp, "wb") as file:
-        for path in chosen:
-            file.write(read_sections(path, BUCKETS, BUCKETS + 1)[0])
-    os.replace(tmp, out / MIRRORS_FILE)
+        copy_bucket(Path(out), Path(work) / "copy", bucket, chosen, _PLAN.files)
+    except ChangedInput as exc:
+        raise DedupError(str(exc)) from None
+    return bucket
