@@ -233,7 +233,7 @@ def _run_phases(plan: Plan, out: Path, work: Path, workers: int, progress: Progr
 
 
 def _finish(out: Path, work: Path, plan: Plan, report: Report) -> None:
-    document = {"manifest": plan.manifest(), "report": report.__dict__}
+    document = {"report": report.__dict__, "manifest": plan.manifest()}
     write_atomic(out / DONE_FILE, json.dumps(document, indent=1).encode())
     shutil.rmtree(work)
 
