@@ -18,19 +18,6 @@ from scrapy.utils.request import request_from_dict
 
 _MARSHAL, _PICKLE = b"m", b"p"
 
-# Request attributes and the value a plain Request has when none is given.
-_DEFAULTS: dict[str, Any] = {
-    "method": "GET",
-    "body": b"",
-    "cookies": {},
-    "encoding": "utf-8",
-    "priority": 0,
-    "dont_filter": False,
-    "flags": [],
-    "cb_kwargs": {},
-}
-
-
 def encode(request: Request, spider: Spider) -> bytes:
     """The request as bytes; ValueError if it cannot be (a callback not on the spider)."""
     if type(request) is not Request:
@@ -44,10 +31,23 @@ def encode(request: Request, spider: Spider) -> bytes:
         fields["headers"] = dict(request.headers)
     if request.meta:
         fields["meta"] = request.meta
-    for name, default in _DEFAULTS.items():
-        value = getattr(request, name)
-        if value != default:
-            fields[name] = value
+    # Spelled out rather than a loop over names: this runs for every request pushed.
+    if request.method != "GET":
+        fields["method"] = request.method
+    if request.body:
+        fields["body"] = request.body
+    if request.cookies:
+        fields["cookies"] = request.cookies
+    if request.encoding != "utf-8":
+        fields["encoding"] = request.encoding
+    if request.priority:
+        fields["priority"] = request.priority
+    if request.dont_filter:
+        fields["dont_filter"] = True
+    if request.flags:
+        fields["flags"] = request.flags
+    if request.cb_kwargs:
+        fields["cb_kwargs"] = request.cb_kwargs
     return _dump(fields)
 
 
