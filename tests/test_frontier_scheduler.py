@@ -334,7 +334,7 @@ def test_kill_9_then_resume_fetches_every_page_once_but_those_in_flight(tmp_path
         assert "Resuming crawl" in result.stderr
     second = page_requests(access)[len(first) :]
     stored1, stored2 = read_tree(tmp_path / "data1"), read_tree(tmp_path / "data2")
-    assert len(expected) // 3 <= len(stored1) + KILL_CONCURRENCY and len(stored2) > 0
+    assert len(stored1) > 100 and len(stored2) > 100  # the kill landed midway
     # Together the two runs stored exactly the pages an uninterrupted crawl stores.
     assert set(stored1) | set(stored2) == expected
     assert max(stored1.values()) == max(stored2.values()) == 1
