@@ -360,3 +360,14 @@ def test_progress_bar_on_a_terminal_and_counts_at_the_end(tmp_path: Path) -> Non
     distinct = len({body for _url, body in web(100, 30)})
     assert f"distinct bodies: {distinct} ".encode() in stdout
     assert b"records/s" in stdout
+
+
+def test_a_record_whose_url_has_no_host_stays_in_its_host_directory(tmp_path: Path) -> None:
+    with RecordStore(tmp_path / "in") as store:
+        store.write("odd.cn", page("odd-url-without-host", b"odd"))
+        store.write("odd.cn", page("http://odd.cn/", b"even"))
+    dedup([tmp_path / "in"], tmp_path / "out", workers=1)
+    assert {path.relative_to(tmp_path / "out") for path, _r in iter_tree(tmp_path / "out")} == {
+        path.relative_to(tmp_path / "in") for path, _r in iter_tree(tmp_path / "in")}
+    assert sorted(r.url for _p, r in iter_tree(tmp_path / "out")) == [
+        "http://odd.cn/", "odd-url-without-host"]

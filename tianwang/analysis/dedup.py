@@ -353,6 +353,7 @@ def _choose_phase(
 def choose_task(path: str, parts: list[str], first: int, stop: int) -> dict[str, Any]:
     """Pick each MD5's survivor in shards first..stop-1; spill survivors by output bucket."""
     assert _PLAN is not None
+    _PLACES.clear()
     shards: list[list[tuple]] = [[] for _ in range(first, stop)]
     for part in parts:
         for offset, entries in enumerate(read_sections(part, first, stop)):
@@ -387,16 +388,27 @@ def _keep(md5: bytes, outcome: Outcome, keep: list[list[tuple]], lines: list[byt
         counts["bytes_out"] += length
 
 
+_PLACES: dict[str, tuple[int, str]] = {}  # scheme://netloc -> its place, in one choose task
+
+
 def _out_place(url: str, file_index: int) -> tuple[int, str]:
     """The output bucket and host directory of url; a url with no usable host stays in the
     directory its input file was in."""
-    try:
-        name = host_dirname(url_host(url))
-        return host_bucket(name, BUCKETS), name
-    except ValueError:
-        assert _PLAN is not None
-        source = Path(_PLAN.files[file_index])
-        return int(source.parent.parent.name.removeprefix("data_")) % BUCKETS, source.parent.name
+    # url_host depends on scheme and netloc only; parsing each url again costs more than
+    # all the rest of the choosing.
+    end = url.find("/", url.find("//") + 2)
+    key = url if end < 0 else url[:end]
+    place = _PLACES.get(key)
+    if place is None:
+        try:
+            name = host_dirname(url_host(url))
+        except ValueError:
+            assert _PLAN is not None
+            source = Path(_PLAN.files[file_index])
+            bucket = source.parent.parent.name.removeprefix("data_")
+            return int(bucket) % BUCKETS if bucket.isdigit() else 0, source.parent.name
+        place = _PLACES[key] = (host_bucket(name, BUCKETS), name)
+    return place
 
 
 # -- phase 3: copy -----------------------------------------------------------------------
