@@ -78,14 +78,6 @@ def junk_crawls(tmp_path_factory: pytest.TempPathFactory):
     return run_junk_crawls(tmp_path_factory.mktemp("junk"))
 
 
-@pytest.fixture(scope="session")
-def junk_crawls(tmp_path_factory: pytest.TempPathFactory):
-    """Crawls of a junk-enabled test web, filters on and off (tests/filters_crawl.py)."""
-    from tests.filters_crawl import run_junk_crawls
-
-    return run_junk_crawls(tmp_path_factory.mktemp("junk"))
-
-
 def crawl_command(
     spider: str, args: dict[str, str], settings: dict[str, str]
 ) -> tuple[list[str], dict[str, str]]:
