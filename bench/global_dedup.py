@@ -165,12 +165,21 @@ def _inflate_md5_file(path: str) -> int:
     return count
 
 
-def ceiling(tree: Path, workers: int) -> tuple[int, float]:
+def _children_cpu() -> float:
+    """User + system seconds of every waited-for descendant so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def ceiling(tree: Path, workers: int) -> tuple[int, float, float]:
+    """Records, wall seconds and CPU seconds of inflate + md5 of every record."""
     files = [str(path) for path in record_files(tree)]
-    started = time.monotonic()
+    started, cpu = time.monotonic(), _children_cpu()
     with multiprocessing.Pool(workers) as pool:
         count = sum(pool.imap_unordered(_inflate_md5_file, files, chunksize=4))
-    return count, time.monotonic() - started
+        pool.close()
+        pool.join()
+    return count, time.monotonic() - started, _children_cpu() - cpu
 
 
 # -- the dedup ---------------------------------------------------------------------------
@@ -198,7 +207,7 @@ def run_dedup(tree: Path, out: Path, workers: int) -> dict[str, float]:
                "--workers", str(workers)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     peak = [0, 0]
-    started = time.monotonic()
+    started, cpu = time.monotonic(), _children_cpu()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
 
     def sample() -> None:
@@ -211,12 +220,13 @@ def run_dedup(tree: Path, out: Path, workers: int) -> dict[str, float]:
     sampler.start()
     output, _ = process.communicate()
     elapsed = time.monotonic() - started
+    cpu = _children_cpu() - cpu
     sampler.join()
     if process.returncode:
         raise SystemExit(f"dedup failed ({process.returncode}):\n{output}")
     records = int(output.split("records in: ", 1)[1].split()[0])
-    return {"records": records, "seconds": elapsed, "tree_rss": peak[0], "process_rss": peak[1],
-            "output": output}
+    return {"records": records, "seconds": elapsed, "cpu": cpu, "tree_rss": peak[0],
+            "process_rss": peak[1], "output": output}
 
 
 def main() -> None:
@@ -231,24 +241,31 @@ def main() -> None:
     args = parser.parse_args()
     tree = generate(args.data, args.records, args.dup_share, args.workers)
     print(f"tree: {tree} {json.loads((tree / 'GENERATED.json').read_text())}")
-    ceilings, dedups = [], []
+    ceilings, dedups, ceiling_cpu, dedup_cpu = [], [], [], []
     for round_ in range(args.rounds):
-        count, seconds = ceiling(tree, args.workers)
+        count, seconds, cpu = ceiling(tree, args.workers)
         ceilings.append(count / seconds)
+        ceiling_cpu.append(cpu / count * 1e6)
         print(f"round {round_ + 1} ceiling: {count} records in {seconds:.1f} s, "
-              f"{count / seconds:,.0f} records/s")
+              f"{count / seconds:,.0f} records/s, {ceiling_cpu[-1]:.0f} CPU us/record", flush=True)
         result = run_dedup(tree, args.data / "out", args.workers)
         dedups.append(result["records"] / result["seconds"])
+        dedup_cpu.append(result["cpu"] / result["records"] * 1e6)
         print(f"round {round_ + 1} dedup: {result['records']} records in "
-              f"{result['seconds']:.1f} s, {dedups[-1]:,.0f} records/s, peak RSS summed over "
-              f"its processes {result['tree_rss'] / 2**20:.0f} MB, of one process "
-              f"{result['process_rss'] / 2**20:.0f} MB")
-        print("  " + result["output"].strip().replace("\n", "\n  "))
+              f"{result['seconds']:.1f} s, {dedups[-1]:,.0f} records/s, "
+              f"{dedup_cpu[-1]:.0f} CPU us/record, peak RSS summed over its processes "
+              f"{result['tree_rss'] / 2**20:.0f} MB, of one process "
+              f"{result['process_rss'] / 2**20:.0f} MB", flush=True)
+        print("  " + result["output"].strip().replace("\n", "\n  "), flush=True)
     largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"largest single process peak RSS (getrusage, children): {largest:.0f} MB")
-    ratio = statistics.median(dedups) / statistics.median(ceilings)
-    print(f"median dedup {statistics.median(dedups):,.0f} records/s, median ceiling "
-          f"{statistics.median(ceilings):,.0f} records/s: {ratio:.0%} of the limit")
+    print(f"largest single child process peak RSS (getrusage): {largest:.0f} MB")
+    median = statistics.median
+    print(f"median dedup {median(dedups):,.0f} records/s, median ceiling "
+          f"{median(ceilings):,.0f} records/s: {median(dedups) / median(ceilings):.0%} of "
+          f"the limit by wall time")
+    print(f"median CPU us/record: dedup {median(dedup_cpu):.0f}, ceiling "
+          f"{median(ceiling_cpu):.0f}: the limit is {median(ceiling_cpu) / median(dedup_cpu):.0%}"
+          " of the dedup's CPU time")
 
 
 if __name__ == "__main__":
