@@ -247,8 +247,7 @@ def _init_worker(plan: Plan) -> None:
     global _PLAN
     _PLAN = plan
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    # A forked worker inherits the parent's handlers (an event loop's, say); the pool ends
-    # a worker with SIGTERM, which must end it.
+    # The pool ends a worker with SIGTERM, which must end it whatever handler it inherited.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
@@ -267,7 +266,10 @@ def _run_tasks(
         for task in tasks:
             yield function(*task)
         return
-    with multiprocessing.Pool(min(workers, len(tasks)), _init_worker, (plan,)) as pool:
+    # forkserver, not fork: a test or tool calling this from a process with threads (an event
+    # loop, a resolver pool) would fork their held locks with it, and a worker could hang.
+    context = multiprocessing.get_context("forkserver")
+    with context.Pool(min(workers, len(tasks)), _init_worker, (plan,)) as pool:
         yield from pool.imap_unordered(_call, [(function, task) for task in tasks])
         pool.close()  # let the workers end; leaving the block would terminate them
         pool.join()
