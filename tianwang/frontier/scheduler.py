@@ -4,8 +4,9 @@ Order: a request's weight is ``url_weight`` of its url plus ``meta["tianwang_boo
 queue (FrontierQueue) sorts by (weight, Request.priority), so weight decides and priority
 only orders requests of equal weight (redirects, +2, go before their peers; retries, -1,
 after; with DEPTH_PRIORITY shallower links first), then first come, first served. It picks
-N sorted then M random, skipping hosts whose downloader slot is full. robots.txt requests
-never reach a scheduler (the middleware downloads them through the engine directly).
+N sorted then M random, skipping hosts whose downloader slot is full and, under a level
+limit, requests deeper than their host's shallowest outstanding one (levels.py).
+robots.txt requests never reach a scheduler (the middleware downloads them itself).
 
 Dedup: a fixed-size Bloom filter of Scrapy's request fingerprints; ``dont_filter`` skips it.
 
@@ -30,6 +31,7 @@ from scrapy.utils.job import job_dir
 
 from tianwang.config import SettingError, get_int, get_str_list
 from tianwang.frontier.dupefilter import BloomDupeFilter
+from tianwang.frontier.levels import QueueSlots
 from tianwang.frontier.queue import FrontierQueue
 from tianwang.frontier.slots import DownloaderSlots, engine_of
 from tianwang.frontier.store import Entry, MemoryStore, RequestLog, clip
@@ -76,7 +78,8 @@ class FrontierScheduler(BaseScheduler):
             words=_penalty_words(settings, "TIANWANG_PENALTY_WORDS"),
             word_penalty=get_int(settings, "TIANWANG_PENALTY_WORD_WEIGHT", minimum=0),
         )
-        return cls(queue, dupefilter, weigh, job_dir(settings), crawler)
+        levels = get_int(settings, "TIANWANG_MAX_LEVELS", minimum=0) > 0
+        return cls(queue, dupefilter, weigh, job_dir(settings), crawler, levels=levels)
 
     def __init__(
         self,
@@ -85,6 +88,8 @@ class FrontierScheduler(BaseScheduler):
         weigh: Callable[[str], int],
         jobdir: str | None,
         crawler: Crawler,
+        *,
+        levels: bool = False,
     ) -> None:
         self.queue = queue
         self.dupefilter = dupefilter
@@ -93,8 +98,10 @@ class FrontierScheduler(BaseScheduler):
         self.crawler = crawler
         self.stats = crawler.stats
         self.slots = DownloaderSlots(crawler)
+        # What the queue picks by: the host, and under a level limit its level (levels.py).
+        self.queue_slots = QueueSlots(self.slots, levels)
         self.store: MemoryStore | RequestLog = MemoryStore()
-        self._inflight: dict[Request, int] = {}  # handed to the engine -> id
+        self._inflight: dict[Request, tuple[int, int]] = {}  # handed out -> (id, queue slot)
         self._logged_duplicate = False
         # Counted here and added to the stats at close: the stats collector costs more per
         # call than the rest of a push.
@@ -125,8 +132,9 @@ class FrontierScheduler(BaseScheduler):
                 self.dupefilter.add(entry.fingerprint)
             if not entry.done:
                 pending += 1
-                key = (entry.weight, entry.priority)
-                self.queue.push(entry.item, key, self.slots.number(entry.slot))
+                slot = self.queue_slots.number(entry.slot)
+                self.queue.push(entry.item, (entry.weight, entry.priority), slot)
+                self.queue_slots.added(slot)
 
         log.open(visit)
         if len(log):
@@ -164,26 +172,29 @@ class FrontierScheduler(BaseScheduler):
         weight, priority = clip(
             self.weigh(request.url) + request.meta.get(BOOST_META, 0), request.priority
         )
-        slot = self.slots.key(request)
+        name = self.queue_slots.name(self.slots.key(request), request.meta.get("depth", 0))
         # The log first: the filter may only hold urls whose request is safely logged.
-        item = self.store.put(request, weight, slot, fingerprint)
+        item = self.store.put(request, weight, name, fingerprint)
         if fingerprint is not None:
             self.dupefilter.add(fingerprint)
             self.counts["tianwang/frontier/dedup/added"] += 1
         else:
             self.counts["tianwang/frontier/dedup/dont_filter"] += 1
-        self.queue.push(item, (weight, priority), self.slots.number(slot))
+        slot = self.queue_slots.number(name)
+        self.queue.push(item, (weight, priority), slot)
+        self.queue_slots.added(slot)
         self.counts["scheduler/enqueued"] += 1
         return True
 
     def next_request(self) -> Request | None:
         self._collect_done()
-        item = self.queue.pop(self.slots.full)
+        item = self.queue.pop(self.queue_slots.full)
         if item is None:
             return None
         request = self.store.get(item)
-        self._inflight[request] = item
-        self.slots.handed_out(request, self.queue.slot(item))
+        slot = self.queue.slot(item)
+        self._inflight[request] = (item, slot)
+        self.slots.handed_out(request, self.queue_slots.downloader_slot(slot))
         self.counts["scheduler/dequeued"] += 1
         return request
 
@@ -203,10 +214,13 @@ class FrontierScheduler(BaseScheduler):
             return
         inprogress = _engine_inprogress(self.crawler)
         finished = [request for request in self._inflight if request not in inprogress]
-        if finished:
-            self.store.done([self._inflight.pop(request) for request in finished])
-            for request in finished:
-                self.slots.reached(request)
+        if not finished:
+            return
+        taken = [self._inflight.pop(request) for request in finished]
+        self.store.done([item for item, _slot in taken])
+        for request, (_item, slot) in zip(finished, taken, strict=True):
+            self.slots.reached(request)
+            self.queue_slots.finished(slot)
 
     def _record_stats(self) -> None:
         for name, count in self.counts.items():
