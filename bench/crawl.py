@@ -83,6 +83,11 @@ def run_crawl(
     env = {**os.environ, "PYTHONPATH": str(ROOT), **env_extra}
     if kind != "plain":
         env.pop("http_proxy", None)
+    return measured_run(command, env, workdir, stats_file)
+
+
+def measured_run(command: list[str], env: dict[str, str], workdir: Path, stats_file: Path) -> dict:
+    """Run one crawl process; its stats (from BENCH_STATS_FILE) and the CPU seconds it took."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(command, cwd=workdir, env=env, check=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

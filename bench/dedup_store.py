@@ -227,7 +227,7 @@ def crawl_cost(rounds: int, hosts: int = 200, seed: int = 1) -> None:
 
 
 def run_site(proxy: str, seeds: Path, workdir: Path, dedup: bool, common: dict) -> dict:
-    import resource
+    from bench.crawl import measured_run
 
     stats_file = workdir / "stats.json"
     settings = {**common, "BENCH_STATS_FILE": str(stats_file), "TIANWANG_PROXY": proxy,
@@ -238,12 +238,7 @@ def run_site(proxy: str, seeds: Path, workdir: Path, dedup: bool, common: dict) 
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": root, "SCRAPY_SETTINGS_MODULE": "tianwang.settings"}
     env.pop("http_proxy", None)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command, cwd=workdir, env=env, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    stats = json.loads(stats_file.read_text(encoding="utf-8"))
-    stats["cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return stats
+    return measured_run(command, env, workdir, stats_file)
 
 
 def main() -> int:

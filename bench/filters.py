@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -26,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.crawl import COMMON, rate  # noqa: E402
+from bench.crawl import COMMON, measured_run, rate  # noqa: E402
 from tianwang import settings as project  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess, write_seeds  # noqa: E402
 from tianwang.testweb.model import SyntheticWeb  # noqa: E402
@@ -53,12 +51,7 @@ def run_site(filters: bool, proxy: str, seeds: Path, workdir: Path) -> dict:
         command += ["-s", f"{key}={value}"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SCRAPY_SETTINGS_MODULE": "tianwang.settings"}
     env.pop("http_proxy", None)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command, cwd=workdir, env=env, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    stats = json.loads(stats_file.read_text(encoding="utf-8"))
-    stats["cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return stats
+    return measured_run(command, env, workdir, stats_file)
 
 
 def cpu_per_1000_stored(stats: dict) -> float:
