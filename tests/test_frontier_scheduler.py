@@ -75,7 +75,10 @@ def test_a_bad_setting_stops_a_real_crawl_with_a_message_naming_it(tmp_path: Pat
         timeout=120,
     )
     assert result.returncode != 0
-    assert "SettingError: setting TIANWANG_SORTED_PICKS='0' is invalid" in result.stderr
+    # The last line names it: no second traceback from an engine that never opened.
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.endswith("TIANWANG_SORTED_PICKS='0' is invalid: expected a whole number >= 1")
+    assert "Engine slot not assigned" not in result.stderr
 
 
 # --- order and dedup, component alone --------------------------------------------------

@@ -23,6 +23,11 @@ SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 # The importance-first frontier (seed 000, DESIGN.md section 3). DEPTH_PRIORITY above only
 # orders requests of equal weight there; the two queue settings apply to Scrapy's scheduler.
 SCHEDULER = "tianwang.frontier.scheduler.FrontierScheduler"
+EXTENSIONS = {
+    # Checks the frontier's settings before the engine starts (a bad one stops the crawl with
+    # one message naming it; Scrapy builds the scheduler too late for that).
+    "tianwang.frontier.config.FrontierSettingsCheck": 0,
+}
 
 # A page that still answers 5xx after retries is the web's fault, not the crawl's: it is
 # counted in stats (retry/max_reached) without an ERROR line per page.

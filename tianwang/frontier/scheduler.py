@@ -18,7 +18,6 @@ pipelines, its links pushed), so a SIGKILL can at worst refetch the requests in 
 from __future__ import annotations
 
 import logging
-import math
 from collections import Counter
 from functools import partial
 from pathlib import Path
@@ -29,7 +28,7 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.job import job_dir
 
-from tianwang.config import SettingError, get_int, get_str_list
+from tianwang.frontier.config import FrontierConfig
 from tianwang.frontier.dupefilter import BloomDupeFilter
 from tianwang.frontier.levels import QueueSlots
 from tianwang.frontier.queue import FrontierQueue
@@ -56,30 +55,17 @@ class FrontierScheduler(BaseScheduler):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        settings = crawler.settings
-        if settings.getint("CONCURRENT_REQUESTS_PER_IP"):
-            raise SettingError(
-                "CONCURRENT_REQUESTS_PER_IP",
-                settings.get("CONCURRENT_REQUESTS_PER_IP"),
-                "0 (the frontier's host awareness works per domain slot)",
-            )
-        queue = FrontierQueue(
-            get_int(settings, "TIANWANG_SORTED_PICKS", minimum=1),
-            get_int(settings, "TIANWANG_RANDOM_PICKS", minimum=1),
-            seed=_optional_int(settings, "TIANWANG_FRONTIER_SEED"),
-        )
-        dupefilter = BloomDupeFilter(
-            get_int(settings, "TIANWANG_EXPECTED_URLS", minimum=1),
-            _error_rate(settings, "TIANWANG_BLOOM_ERROR_RATE"),
-        )
+        config = FrontierConfig.from_settings(crawler.settings)
+        queue = FrontierQueue(config.sorted_picks, config.random_picks, seed=config.seed)
+        dupefilter = BloomDupeFilter(config.expected_urls, config.error_rate)
         weigh = partial(
             url_weight,
-            initial=get_int(settings, "TIANWANG_INITIAL_WEIGHT", minimum=0),
-            words=_penalty_words(settings, "TIANWANG_PENALTY_WORDS"),
-            word_penalty=get_int(settings, "TIANWANG_PENALTY_WORD_WEIGHT", minimum=0),
+            initial=config.initial_weight,
+            words=config.penalty_words,
+            word_penalty=config.word_penalty,
         )
-        levels = get_int(settings, "TIANWANG_MAX_LEVELS", minimum=0) > 0
-        return cls(queue, dupefilter, weigh, job_dir(settings), crawler, levels=levels)
+        jobdir = job_dir(crawler.settings)
+        return cls(queue, dupefilter, weigh, jobdir, crawler, levels=config.levels)
 
     def __init__(
         self,
@@ -242,23 +228,3 @@ def _engine_inprogress(crawler: Crawler) -> Any:
     engine = engine_of(crawler)
     slot = getattr(engine, "_slot", None) if engine is not None else None
     return slot.inprogress if slot is not None else ()
-
-
-def _penalty_words(settings: Any, name: str) -> tuple[str, ...]:
-    """The words, or () for none (get_str_list refuses an empty list)."""
-    return tuple(get_str_list(settings, name)) if settings.get(name) else ()
-
-
-def _optional_int(settings: Any, name: str) -> int | None:
-    return None if settings.get(name) in (None, "") else get_int(settings, name)
-
-
-def _error_rate(settings: Any, name: str) -> float:
-    value = settings.get(name)
-    try:
-        rate = float(value)
-    except (TypeError, ValueError):
-        rate = math.nan
-    if not 0 < rate < 1:
-        raise SettingError(name, value, "a number between 0 and 1, e.g. 1e-6")
-    return rate
