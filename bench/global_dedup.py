@@ -194,9 +194,26 @@ def ceiling(tree: Path, workers: int, library: str) -> tuple[int, float, float]:
 # -- the dedup ---------------------------------------------------------------------------
 
 
-def _tree_rss(pid: int) -> tuple[int, int]:
-    """Resident bytes of pid and all its descendants, from /proc: summed, and the largest."""
-    total, largest, todo = 0, 0, [pid]
+# Runs the command as a child subreaper and waits for every descendant. The dedup's workers
+# are children of multiprocessing's forkserver, which the dedup never waits for (it is
+# orphaned at exit), so without this their CPU time never reached getrusage(RUSAGE_CHILDREN).
+_REAPER = """
+import ctypes, os, subprocess, sys
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+code = subprocess.Popen(sys.argv[1:]).wait()
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+sys.exit(code)
+"""
+
+
+def _tree_rss(root: int) -> tuple[int, int]:
+    """Resident bytes of root's descendants (not root, the reaper), from /proc: summed, and
+    the largest."""
+    total, largest, todo = 0, 0, [root]
     while todo:
         current = todo.pop()
         try:
@@ -206,14 +223,15 @@ def _tree_rss(pid: int) -> tuple[int, int]:
                 todo.extend(int(child) for child in file.read().split())
         except (FileNotFoundError, ProcessLookupError):
             continue
-        total, largest = total + rss, max(largest, rss)
+        if current != root:
+            total, largest = total + rss, max(largest, rss)
     return total, largest
 
 
 def run_dedup(tree: Path, out: Path, workers: int) -> dict[str, float]:
     shutil.rmtree(out, ignore_errors=True)
-    command = [sys.executable, "-m", "tianwang.cli", "dedup", str(tree), "--out", str(out),
-               "--workers", str(workers)]
+    command = [sys.executable, "-c", _REAPER, sys.executable, "-m", "tianwang.cli", "dedup",
+               str(tree), "--out", str(out), "--workers", str(workers)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     peak = [0, 0]
     started, cpu = time.monotonic(), _children_cpu()
