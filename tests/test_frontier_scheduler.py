@@ -341,8 +341,10 @@ def test_kill_9_then_resume_fetches_every_page_once_but_those_in_flight(tmp_path
     # Together the two runs stored exactly the pages an uninterrupted crawl stores.
     assert set(stored1) | set(stored2) == expected
     assert max(stored1.values()) == max(stored2.values()) == 1
-    # Fetched again: only requests the first run had in flight at the kill.
+    # Fetched again: only requests the first run had in flight at the kill. One of those may
+    # come back twice in the second run (a retry the first run logged just before the kill,
+    # beside the request it retries), so every extra fetch counts against that bound.
     refetched = set(first) & set(second)
-    assert len(refetched) <= KILL_CONCURRENCY, sorted(refetched)
+    again = len(refetched) + len(second) - len(set(second))
+    assert again <= KILL_CONCURRENCY, (sorted(refetched), Counter(second).most_common(3))
     assert set(stored1) & set(stored2) <= refetched
-    assert max(Counter(second).values()) == 1
