@@ -88,16 +88,15 @@ class LineLog:
         return size - end
 
     def append(self, fields: Iterable[str]) -> None:
-        data = encode_line(fields)  # may raise: nothing written yet
-        view = memoryview(data)
-        while view:
-            view = view[self._file.write(view):]
+        self._write(encode_line(fields))  # encoding may raise: nothing written yet
 
     def append_many(self, rows: Iterable[Iterable[str]]) -> None:
         """Several lines in one write (a crash may still cut the last one: readers skip it)."""
-        data = b"".join(encode_line(row) for row in rows)
+        self._write(b"".join(encode_line(row) for row in rows))
+
+    def _write(self, data: bytes) -> None:
         view = memoryview(data)
-        while view:
+        while view:  # a raw write may be partial; on a regular file it almost never is
             view = view[self._file.write(view):]
 
     @property
