@@ -54,6 +54,9 @@ FRONTIER = {"SCHEDULER": "tianwang.frontier.scheduler.FrontierScheduler"}
 ORDERINGS: dict[str, dict[str, str]] = {
     "frontier 1:1": {**FRONTIER, "TIANWANG_SORTED_PICKS": "1", "TIANWANG_RANDOM_PICKS": "1"},
     "frontier 3:1": {**FRONTIER, "TIANWANG_SORTED_PICKS": "3", "TIANWANG_RANDOM_PICKS": "1"},
+    # Seed 000's weight alone: /news/index.html weighs 8, below every depth-1 url.
+    "frontier 3:1 seed weight": {**FRONTIER, "TIANWANG_SORTED_PICKS": "3",
+                                 "TIANWANG_RANDOM_PICKS": "1", "TIANWANG_INDEX_PAGES": ""},
     # Scrapy's own defaults, undoing the project's breadth-first settings.
     "scrapy default": {
         **SCRAPY_SCHEDULER,

@@ -105,6 +105,23 @@ def test_sorted_picks_follow_weight_and_boost_and_priority_breaks_ties() -> None
     ]
 
 
+def test_an_index_page_goes_with_its_directory_unless_index_pages_are_off() -> None:
+    urls = [
+        "http://a.example.com/about.html",  # weight 9
+        "http://a.example.com/news/index.html",  # 8, or 9 as /news/
+        "http://a.example.com/tail/",  # 9
+    ]
+    for index_pages, expected in [
+        (None, urls),  # the project default: three of weight 9, first come first served
+        ([], [urls[0], urls[2], urls[1]]),  # seed 000's weight alone
+    ]:
+        overrides = {} if index_pages is None else {"TIANWANG_INDEX_PAGES": index_pages}
+        frontier, _ = scheduler(TIANWANG_SORTED_PICKS=1000, **overrides)
+        for url in urls:
+            frontier.enqueue_request(Request(url))
+        assert drain(frontier) == expected
+
+
 def test_duplicates_are_dropped_unless_dont_filter() -> None:
     frontier, _ = scheduler()
     assert frontier.enqueue_request(Request("http://a.example.com/p.html"))

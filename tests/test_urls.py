@@ -123,6 +123,27 @@ def test_url_weight_settings(url: str, kwargs: dict, weight: int) -> None:
     assert url_weight(url, **kwargs) == weight
 
 
+INDEX_PAGES = frozenset({"index.html", "default.asp"})
+
+
+@pytest.mark.parametrize(
+    ("url", "weight"),
+    [
+        ("http://www.25yi.com/cs/index.html", 9),  # as /cs/
+        ("http://www.25yi.com/cs/INDEX.HTML", 9),  # file names compare case-insensitively
+        ("http://www.25yi.com/index.html", 10),  # as the homepage
+        ("http://www.25yi.com/a/b/default.asp", 8),  # as /a/b/
+        ("http://www.25yi.com/cs/index.html#top", 9),
+        ("http://www.25yi.com/cs/index.html?page=2", 7),  # a query: a program, not a document
+        ("http://www.25yi.com/cs/index.htm", 8),  # not in the list
+        ("http://www.25yi.com/cs/myindex.html", 8),
+        ("http://www.25yi.com/index.html/cs", 8),  # only the last segment
+    ],
+)
+def test_url_weight_weighs_an_index_page_as_its_directory(url: str, weight: int) -> None:
+    assert url_weight(url, index_pages=INDEX_PAGES) == weight
+
+
 @pytest.mark.parametrize(
     ("url", "depth", "kind"),
     [
@@ -212,6 +233,17 @@ def test_adding_a_path_segment_never_raises_the_weight(
     longer = (path if path.endswith("/") else path + "/") + segment + ("/" if trailing else "")
     assert url_weight(base + longer + query) <= url_weight(base + path + query)
     assert directory_depth(base + longer + query) >= directory_depth(base + path + query)
+
+
+@given(parts=web_urls(), name=st.sampled_from(sorted(INDEX_PAGES)), fragment=_fragment)
+def test_an_index_page_weighs_as_its_directory(
+    parts: tuple[str, str, str], name: str, fragment: str
+) -> None:
+    scheme_host, path, _query = parts
+    directory = path[: path.rfind("/") + 1] or "/"
+    assert url_weight(f"{scheme_host}{directory}{name}#{fragment}", index_pages=INDEX_PAGES) == (
+        url_weight(f"{scheme_host}{directory}")
+    )
 
 
 @given(parts=web_urls(), fragment=_fragment)

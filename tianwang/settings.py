@@ -96,6 +96,13 @@ TIANWANG_INITIAL_WEIGHT = 10
 TIANWANG_PENALTY_WORDS = ["search", "proxy", "gate"]
 # Weight lost per occurrence of a penalty word (case-insensitive, host included).
 TIANWANG_PENALTY_WORD_WEIGHT = 2
+# A directory's default documents: a url ending in one (no query) weighs as its directory,
+# so /news/index.html (depth 2) is fetched with /news/ (depth 1), not after every depth-1
+# page of its host. [] = seed 000's weight exactly (/news/index.html weighs 8, /news/ 9).
+TIANWANG_INDEX_PAGES = [
+    "index.html", "index.htm", "index.shtml", "index.shtm", "index.php", "index.asp",
+    "index.aspx", "index.jsp", "default.htm", "default.html", "default.asp", "default.aspx",
+]
 # Topical crawl (seed 000): words whose presence in a page's text boosts its links; [] = off.
 TIANWANG_KEYWORDS: list[str] = []
 # Weight added to every link of a page whose text holds a keyword (>= 0).

@@ -88,21 +88,36 @@ def url_weight(
     initial: int = 10,
     words: tuple[str, ...] | list[str] = PENALTY_WORDS,
     word_penalty: int = 2,
+    index_pages: frozenset[str] = frozenset(),
 ) -> int:
     """Seed 000's URL weight: initial, minus one per directory level, "?" and "&" in the
     localpath, minus word_penalty per occurrence of a penalty word after `scheme://` (host
     included, case-insensitive, non-overlapping); never below 0. The fragment never counts.
+
+    index_pages: lowercase names of a directory's default document ("index.html"); a url
+    ending in one, with no query, weighs as its directory (/cs/index.html as /cs/). Empty
+    (the default) is seed 000's weight exactly.
     """
     rest = _after_scheme(url)
     local = _localpath(rest)
     query_at = local.find("?")
     path = local if query_at < 0 else local[:query_at]
+    if index_pages and query_at < 0:
+        path = _index_as_directory(path, index_pages)
     weight = initial - _path_depth(path) - local.count("?") - local.count("&")
     if words:
         lowered = rest.lower()
         for word in words:
             weight -= word_penalty * lowered.count(word.lower())
     return weight if weight > 0 else 0
+
+
+def _index_as_directory(path: str, index_pages: frozenset[str]) -> str:
+    """/cs/index.html -> /cs/ when "index.html" is in index_pages; any other path as it is."""
+    slash = path.rfind("/")
+    if slash >= 0 and path[slash + 1 :].lower() in index_pages:
+        return path[: slash + 1]
+    return path
 
 
 def url_type(url: str) -> str:

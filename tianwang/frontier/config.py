@@ -21,6 +21,7 @@ class FrontierConfig:
     initial_weight: int
     penalty_words: tuple[str, ...]
     word_penalty: int
+    index_pages: frozenset[str]
     levels: bool  # a level limit is set: crawl each host level by level (levels.py)
 
     @classmethod
@@ -41,6 +42,7 @@ class FrontierConfig:
             initial_weight=get_int(settings, "TIANWANG_INITIAL_WEIGHT", minimum=0),
             penalty_words=_penalty_words(settings, "TIANWANG_PENALTY_WORDS"),
             word_penalty=get_int(settings, "TIANWANG_PENALTY_WORD_WEIGHT", minimum=0),
+            index_pages=_index_pages(settings, "TIANWANG_INDEX_PAGES"),
             levels=get_int(settings, "TIANWANG_MAX_LEVELS", minimum=0) > 0,
         )
 
@@ -70,6 +72,14 @@ class FrontierSettingsCheck:
 def _penalty_words(settings: Any, name: str) -> tuple[str, ...]:
     """The words, or () for none (get_str_list refuses an empty list)."""
     return tuple(get_str_list(settings, name)) if settings.get(name) else ()
+
+
+def _index_pages(settings: Any, name: str) -> frozenset[str]:
+    """Lowercase file names, or none ([] or ""): a name holding "/" or "?" is no file name."""
+    names = get_str_list(settings, name) if settings.get(name) else []
+    if any("/" in page or "?" in page for page in names):
+        raise SettingError(name, settings.get(name), 'file names like "index.html", or []')
+    return frozenset(names)
 
 
 def _optional_int(settings: Any, name: str) -> int | None:

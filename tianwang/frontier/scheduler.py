@@ -63,6 +63,7 @@ class FrontierScheduler(BaseScheduler):
             initial=config.initial_weight,
             words=config.penalty_words,
             word_penalty=config.word_penalty,
+            index_pages=config.index_pages,
         )
         jobdir = job_dir(crawler.settings)
         return cls(queue, dupefilter, weigh, jobdir, crawler, levels=config.levels)
