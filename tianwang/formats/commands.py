@@ -1,4 +1,5 @@
-"""`tianwang records ls|cat|verify|repair`: list, print, check and repair a record tree."""
+"""`tianwang records ls|cat|verify|repair|to-warc`: list, print, check, repair and export a
+record tree."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     repair = sub.add_parser("repair", help="cut off records left unfinished by a crash")
     repair.add_argument("dir", help="data directory (the one holding data_<k>/)")
     repair.set_defaults(func=cmd_repair)
+    _add_to_warc(sub)
     return parser
 
 
@@ -245,4 +247,34 @@ def cmd_repair(args: argparse.Namespace) -> int:
                     f"(kept in {path.name}.cut-{page.size})"
                 )
     print(f"repaired {repaired} of {len(files)} files")
+    return 0
+
+
+# -- to-warc -----------------------------------------------------------------------------
+
+
+def _add_to_warc(sub: argparse._SubParsersAction) -> None:
+    to_warc = sub.add_parser(
+        "to-warc", help="export a record tree to a gzipped WARC file (one response per page)"
+    )
+    to_warc.add_argument("dir", help="data directory (the one holding data_<k>/)")
+    to_warc.add_argument("out", help="the WARC file to write, e.g. crawl.warc.gz")
+    to_warc.set_defaults(func=cmd_to_warc)
+
+
+def cmd_to_warc(args: argparse.Namespace) -> int:
+    from tianwang.formats.warc import export_tree  # warcio is only needed here
+
+    root = _data_dir("to-warc", args.dir)
+    if root is None:
+        return 2
+    if not Path(args.out).parent.is_dir():
+        _err(f"records to-warc: {Path(args.out).parent}: no such directory")
+        return 2
+    try:
+        count = export_tree(root, args.out)
+    except RecordError as exc:
+        _err(f"records to-warc: {exc} (nothing written)")
+        return 1
+    print(f"wrote {count} response records to {args.out}")
     return 0

@@ -1,0 +1,93 @@
+"""Export a Tianwang record tree to WARC, for the web-archive tools people already use.
+
+One `response` record per stored page: WARC-Target-URI is the url the page was stored
+under, WARC-Date its crawl time, WARC-IP-Address the address it came from, and the
+payload digest (sha1 of the body as the server sent it) is computed by warcio. A page
+stored after a redirect also carries the url first asked for, as `WARC-Tianwang-Origin`.
+No Scrapy import here.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from datetime import UTC
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+
+from warcio.warcwriter import WARCWriter
+
+from tianwang.formats.http import parse_http_response
+from tianwang.formats.record import Record, RecordError
+from tianwang.formats.store import iter_tree
+
+ORIGIN_HEADER = "WARC-Tianwang-Origin"
+
+
+def warc_date(record_date: str | None) -> str:
+    """A record's RFC 1123 date as WARC's ISO 8601 form; ValueError if it has none."""
+    if not record_date:
+        raise ValueError("record has no date")
+    try:
+        moment = parsedate_to_datetime(record_date)
+    except (TypeError, ValueError):
+        raise ValueError(f"record date {record_date!r} is not an RFC 1123 date") from None
+    if moment.tzinfo is None:  # "-0000" means UTC with no zone given
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_record(writer: WARCWriter, record: Record) -> None:
+    """One WARC response record holding record.data (status line, headers, body)."""
+    headers = {"WARC-Date": warc_date(record.date)}
+    if record.ip:
+        headers["WARC-IP-Address"] = record.ip
+    if record.origin and record.origin != record.url:
+        headers[ORIGIN_HEADER] = record.origin
+    warc = writer.create_warc_record(
+        record.url,
+        "response",
+        payload=io.BytesIO(record.data),
+        length=len(record.data),
+        warc_headers_dict=headers,
+    )
+    writer.write_record(warc)
+
+
+def export_tree(data_dir: str | os.PathLike[str], out: str | os.PathLike[str]) -> int:
+    """Write every record of data_dir to the gzipped WARC file out; the records written.
+
+    The file appears whole or not at all: it is written beside out and renamed into place,
+    so a bad record (RecordError, ValueError naming file and offset) leaves nothing behind.
+    """
+    out = Path(out)
+    handle, temp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            count = _write_all(WARCWriter(file, gzip=True), data_dir)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, out)
+    except BaseException:
+        os.unlink(temp)
+        raise
+    return count
+
+
+def _write_all(writer: WARCWriter, data_dir: str | os.PathLike[str]) -> int:
+    writer.write_record(
+        writer.create_warcinfo_record(
+            Path(data_dir).name or str(data_dir),
+            {"software": "tianwang", "format": "WARC File Format 1.0"},
+        )
+    )
+    count = 0
+    for path, record in iter_tree(data_dir):
+        try:
+            parse_http_response(record.data)  # warcio's own error would not say where
+            write_record(writer, record)
+        except ValueError as exc:
+            raise RecordError(str(path), record.offset, str(exc)) from None
+        count += 1
+    return count
