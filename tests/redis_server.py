@@ -1,0 +1,112 @@
+"""A real redis-server for the distributed tests: Debian's package, on a free loopback port.
+
+The package is installed by the test run itself when `redis-server` is not on PATH (we run
+as root on a fresh machine); `apt-get update` only if the install fails without it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+APT_ENV = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+
+
+def ensure_redis_server() -> str:
+    """The path of redis-server, installing Debian's package if it is missing."""
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    install = ["apt-get", "install", "-y", "--no-install-recommends", "redis-server"]
+    if subprocess.run(install, env=APT_ENV, capture_output=True).returncode != 0:
+        subprocess.run(["apt-get", "update"], env=APT_ENV, capture_output=True, check=True)
+        subprocess.run(install, env=APT_ENV, capture_output=True, check=True)
+    found = shutil.which("redis-server")
+    if not found:
+        raise RuntimeError("redis-server is still not on PATH after apt-get install")
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class RedisServer:
+    """redis-server with AOF on, in its own directory; start, stop (SIGTERM), restart."""
+
+    def __init__(self, directory: Path, port: int | None = None) -> None:
+        self.binary = ensure_redis_server()
+        self.directory = directory
+        self.port = port or free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        command = [
+            self.binary,
+            "--bind", "127.0.0.1",
+            "--port", str(self.port),
+            "--dir", str(self.directory),
+            "--appendonly", "yes",
+            "--save", "",
+            "--protected-mode", "yes",
+        ]
+        log = open(self.directory / "redis.log", "ab")  # noqa: SIM115 - closed with the server
+        self.proc = subprocess.Popen(command, stdout=log, stderr=log)
+        log.close()
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self, timeout: float = 30) -> None:
+        import redis
+
+        client = redis.Redis(host="127.0.0.1", port=self.port)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if client.ping():
+                    break
+            except (redis.ConnectionError, redis.BusyLoadingError):
+                assert self.proc is not None and self.proc.poll() is None, self.log()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        client.close()
+
+    def stop(self) -> None:
+        """SIGTERM: redis-server writes its AOF and exits."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+        self.proc = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def log(self) -> str:
+        path = self.directory / "redis.log"
+        return path.read_text(errors="replace")[-2000:] if path.exists() else ""
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One redis-server for the session; tests keep apart by job name (or flushall)."""
+    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    try:
+        yield server
+    finally:
+        server.stop()

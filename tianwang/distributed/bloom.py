@@ -1,0 +1,65 @@
+"""The shared request dedup: a Bloom filter on Redis bitmaps (DESIGN.md section 10).
+
+Sized like the local filter (frontier/dupefilter.py) from TIANWANG_EXPECTED_URLS and
+TIANWANG_BLOOM_ERROR_RATE: m = -n ln p / (ln 2)^2 bits and k = (m / n) ln 2 hashes, about
+3.6 bytes a url at 1e-6 (scrapy-redis keeps a set of 40-hex fingerprints, tens of bytes a url).
+
+The k bit positions come from the request fingerprint by double hashing (Kirsch and
+Mitzenmacher): two 64-bit halves h1, h2, position i = (h1 + i * h2) mod m. A Redis string
+holds at most 2**32 bits, so bit p lives in segment p // 2**32. Setting and testing is Lua
+(LUA_TEST_AND_SET, used inside the frontier's push script), so a batch of urls costs one
+round trip and no two nodes can both see a url as new. No Scrapy import here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+SEGMENT_BITS = 2**32  # a Redis string is at most 512 MB
+
+# Lua: set the k bits whose offsets follow ARGV[i]; true if any was 0 (the url is new).
+# Offsets are passed as strings and split into segment and offset here (Lua numbers are
+# doubles: exact to 2**53).
+LUA_TEST_AND_SET = """
+local function bloom_test_and_set(prefix, k, first)
+  local new = false
+  for j = 0, k - 1 do
+    local pos = tonumber(ARGV[first + j])
+    local seg = math.floor(pos / 4294967296)
+    if redis.call('SETBIT', prefix .. 'bloom:' .. seg, pos - seg * 4294967296, 1) == 0 then
+      new = true
+    end
+  end
+  return new
+end
+"""
+
+
+@dataclass(frozen=True)
+class BloomShape:
+    bits: int  # m
+    hashes: int  # k
+
+    @classmethod
+    def for_capacity(cls, expected: int, error_rate: float) -> BloomShape:
+        if expected < 1 or not 0 < error_rate < 1:
+            raise ValueError("expected >= 1 and 0 < error_rate < 1")
+        bits = math.ceil(-expected * math.log(error_rate) / math.log(2) ** 2)
+        hashes = max(1, round(bits / expected * math.log(2)))
+        return cls(bits, hashes)
+
+    def positions(self, fingerprint: bytes) -> list[int]:
+        """The k bit positions of a fingerprint (Scrapy's: 20 bytes of SHA-1)."""
+        if len(fingerprint) < 16:
+            raise ValueError("a fingerprint of at least 16 bytes")
+        h1 = int.from_bytes(fingerprint[:8], "big")
+        h2 = int.from_bytes(fingerprint[8:16], "big") | 1
+        return [(h1 + i * h2) % self.bits for i in range(self.hashes)]
+
+    @property
+    def segments(self) -> int:
+        return -(-self.bits // SEGMENT_BITS)
+
+    def bytes_per_url(self, expected: int) -> float:
+        return self.bits / 8 / expected

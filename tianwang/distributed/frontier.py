@@ -1,0 +1,339 @@
+"""The shared frontier in Redis: per-node queues, leases, the bucket table, the end condition.
+
+Keys, all under ``tianwang:<job>:``:
+
+    seq            counter: request ids, in arrival order
+    req            hash member -> encoded request
+    q:<node>       zset member -> score: the node's pending requests
+    lease:<node>   hash member -> score: requests the node has taken and not finished
+    bloom:<seg>    the Bloom filter's bitmaps (bloom.py)
+    table          hash bucket -> node; table:nodes the sorted live nodes it was made for
+    nodes          set of the nodes taking part; alive:<node> a key that expires with the lease
+    starting       set of the nodes whose spider start() is not yet fully pushed
+    seeded         set once any request was pushed
+
+A member is "<bucket>:<id>". Its score orders the queue as the local frontier does: the
+higher (weight, priority) first, then the older id (first come, first served), in one double:
+``-rank * 2**31 + id`` with rank = (weight + 1024) * 1024 + priority + 512 (weights clipped to
+[-1024, 1023], priorities to [-512, 511], ids below 2**31: 52 bits, exact). A sorted take is
+ZPOPMIN, a random take ZRANDMEMBER (uniform over the node's queue).
+
+Every change that must be atomic is one Lua script, and every script works on a batch, so a
+node makes one round trip per batch of pushes, takes or acks. Scripts are idempotent where a
+retry after a lost reply could repeat them (a push of a url already pushed is filtered by the
+Bloom filter; an ack of an acked member does nothing). No Scrapy import here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from redis import Redis, WatchError
+
+from tianwang.distributed.bloom import LUA_TEST_AND_SET, BloomShape
+from tianwang.distributed.mapping import rebalance
+
+SHIFT = 2**31
+MAX_ID = 2**31 - 1
+
+PUSH = LUA_TEST_AND_SET + """
+local p, k = ARGV[1], tonumber(ARGV[2])
+local out, i = {}, 3
+while i <= #ARGV do
+  local bucket, rank, blob, nfp = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
+  local new = true
+  if nfp == '1' then new = bloom_test_and_set(p, k, i + 4) end
+  i = i + 4 + (nfp == '1' and k or 0)
+  if new then
+    local id = redis.call('INCR', p .. 'seq')
+    local member = bucket .. ':' .. id
+    local owner = redis.call('HGET', p .. 'table', bucket) or ''
+    redis.call('ZADD', p .. 'q:' .. owner, string.format('%.17g', id - rank * 2147483648), member)
+    redis.call('HSET', p .. 'req', member, blob)
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+if #out > 0 then redis.call('SET', p .. 'seeded', 1) end
+return out
+"""
+
+# Move members to their owner's queue (score given); those of an owner-less bucket or of
+# the node being emptied go to the queue of no one ('q:'), which the next rebalance hands on.
+LUA_REQUEUE = """
+local function requeue(p, member, score, away)
+  local bucket = string.match(member, '^(%d+):')
+  local owner = redis.call('HGET', p .. 'table', bucket) or ''
+  if owner == away then owner = '' end
+  redis.call('ZADD', p .. 'q:' .. owner, score, member)
+end
+"""
+
+TAKE = LUA_REQUEUE + """
+local p, node = ARGV[1], ARGV[2]
+local q, lease = p .. 'q:' .. node, p .. 'lease:' .. node
+local out = {}
+local function take(member, score)
+  local bucket = string.match(member, '^(%d+):')
+  local owner = redis.call('HGET', p .. 'table', bucket)
+  if owner and owner ~= node then  -- pushed before its bucket moved: on to the owner
+    redis.call('ZADD', p .. 'q:' .. owner, score, member)
+    return
+  end
+  redis.call('HSET', lease, member, score)
+  out[#out + 1] = member
+  out[#out + 1] = score
+  out[#out + 1] = redis.call('HGET', p .. 'req', member)
+end
+local sorted = redis.call('ZPOPMIN', q, tonumber(ARGV[3]))
+for i = 1, #sorted, 2 do take(sorted[i], sorted[i + 1]) end
+if tonumber(ARGV[4]) > 0 and redis.call('ZCARD', q) > 0 then
+  local picked = redis.call('ZRANDMEMBER', q, tonumber(ARGV[4]), 'WITHSCORES')
+  for i = 1, #picked, 2 do
+    redis.call('ZREM', q, picked[i])
+    take(picked[i], picked[i + 1])
+  end
+end
+return out
+"""
+
+ACK = """
+local p, node = ARGV[1], ARGV[2]
+for i = 3, #ARGV do
+  if redis.call('HDEL', p .. 'lease:' .. node, ARGV[i]) == 1 then
+    redis.call('HDEL', p .. 'req', ARGV[i])
+  end
+end
+return 0
+"""
+
+# Leased members back to the queues (given back by a live node, or taken by a dead one).
+RELEASE = LUA_REQUEUE + """
+local p, node = ARGV[1], ARGV[2]
+local lease = p .. 'lease:' .. node
+for i = 3, #ARGV do
+  local score = redis.call('HGET', lease, ARGV[i])
+  if score then
+    redis.call('HDEL', lease, ARGV[i])
+    requeue(p, ARGV[i], score, '')
+  end
+end
+return 0
+"""
+
+# Everything a node held (its queue and its leases) to the current owners.
+REAP = LUA_REQUEUE + """
+local p, node = ARGV[1], ARGV[2]
+local moved = 0
+local queued = redis.call('ZRANGE', p .. 'q:' .. node, 0, -1, 'WITHSCORES')
+redis.call('DEL', p .. 'q:' .. node)
+for i = 1, #queued, 2 do requeue(p, queued[i], queued[i + 1], node) end
+local leased = redis.call('HGETALL', p .. 'lease:' .. node)
+redis.call('DEL', p .. 'lease:' .. node)
+for i = 1, #leased, 2 do requeue(p, leased[i], leased[i + 1], node) end
+return (#queued + #leased) / 2
+"""
+
+FINISHED = """
+local p = ARGV[1]
+if redis.call('EXISTS', p .. 'seeded') == 0 or redis.call('SCARD', p .. 'starting') > 0 then
+  return 0
+end
+if redis.call('ZCARD', p .. 'q:') > 0 then return 0 end
+for _, node in ipairs(redis.call('SMEMBERS', p .. 'nodes')) do
+  if redis.call('ZCARD', p .. 'q:' .. node) > 0 then return 0 end
+  if redis.call('HLEN', p .. 'lease:' .. node) > 0 then return 0 end
+end
+return 1
+"""
+
+
+@dataclass(frozen=True)
+class Push:
+    bucket: int
+    weight: int
+    priority: int
+    blob: bytes
+    fingerprint: bytes | None  # None: dont_filter, never deduplicated
+
+
+@dataclass(frozen=True)
+class Taken:
+    member: str
+    bucket: int
+    weight: int
+    priority: int
+    blob: bytes
+
+
+@dataclass(frozen=True)
+class Membership:
+    added: bool  # this node was not a member: new, or taken for dead (its leases reaped)
+    table: list[str] | None  # the new table if it changed, else None
+    reaped: int  # requests of dead nodes put back in the queues
+
+
+def rank(weight: int, priority: int) -> int:
+    weight = max(-1024, min(1023, weight))
+    priority = max(-512, min(511, priority))
+    return (weight + 1024) * 1024 + priority + 512
+
+
+def unrank(member: str, score: bytes | str | float) -> tuple[int, int, int]:
+    """(bucket, weight, priority) of a member and its score."""
+    bucket, ident = (int(part) for part in member.split(":"))
+    value = int(ident - float(score))
+    weight, priority = divmod(value // SHIFT, 1024)
+    return bucket, weight - 1024, priority - 512
+
+
+class RedisFrontier:
+    """One node's view of the shared frontier of one job."""
+
+    def __init__(
+        self, client: Redis, job: str, node: str, buckets: int, bloom: BloomShape
+    ) -> None:
+        self.client = client
+        self.prefix = f"tianwang:{job}:"
+        self.node = node
+        self.buckets = buckets
+        self.bloom = bloom
+        self._push = client.register_script(PUSH)
+        self._take = client.register_script(TAKE)
+        self._ack = client.register_script(ACK)
+        self._release = client.register_script(RELEASE)
+        self._reap = client.register_script(REAP)
+        self._finished = client.register_script(FINISHED)
+
+    def key(self, name: str) -> str:
+        return self.prefix + name
+
+    # --- requests --------------------------------------------------------------------------
+
+    def push(self, pushes: Sequence[Push]) -> list[bool]:
+        """Add requests to their owners' queues; False for each one the Bloom filter had."""
+        if not pushes:
+            return []
+        args: list[object] = [self.prefix, self.bloom.hashes]
+        for push in pushes:
+            args += [push.bucket, rank(push.weight, push.priority), push.blob]
+            if push.fingerprint is None:
+                args.append(0)
+            else:
+                args.append(1)
+                args += self.bloom.positions(push.fingerprint)
+        return [bool(flag) for flag in self._push(args=args)]
+
+    def take(self, sorted_count: int, random_count: int) -> list[Taken]:
+        """Lease up to sorted_count requests by score, then random_count at random."""
+        reply = self._take(args=[self.prefix, self.node, sorted_count, random_count])
+        taken = []
+        for i in range(0, len(reply), 3):
+            member = reply[i].decode("ascii")
+            bucket, weight, priority = unrank(member, reply[i + 1])
+            taken.append(Taken(member, bucket, weight, priority, reply[i + 2]))
+        return taken
+
+    def ack(self, members: Iterable[str]) -> None:
+        """These requests are done with: their lease and their stored request go."""
+        members = list(members)
+        if members:
+            self._ack(args=[self.prefix, self.node, *members])
+
+    def release(self, members: Iterable[str]) -> None:
+        """Give leased requests back to their owners' queues, unfetched."""
+        members = list(members)
+        if members:
+            self._release(args=[self.prefix, self.node, *members])
+
+    def leased(self) -> set[str]:
+        return {m.decode("ascii") for m in self.client.hkeys(self.key(f"lease:{self.node}"))}
+
+    # --- membership ------------------------------------------------------------------------
+
+    def heartbeat(self, lease_seconds: int) -> Membership:
+        """Say this node lives; rebalance the table if the live nodes changed; reap the dead."""
+        client = self.client
+        with client.pipeline() as pipe:
+            pipe.set(self.key(f"alive:{self.node}"), 1, ex=lease_seconds)
+            pipe.sadd(self.key("nodes"), self.node)
+            pipe.smembers(self.key("nodes"))
+            _, added, members = pipe.execute()
+        nodes = sorted(m.decode() for m in members)
+        with client.pipeline() as pipe:
+            for node in nodes:
+                pipe.exists(self.key(f"alive:{node}"))
+            alive = pipe.execute()
+        live = [node for node, up in zip(nodes, alive, strict=True) if up]
+        dead = [node for node, up in zip(nodes, alive, strict=True) if not up]
+        table = self._rebalance(live)
+        reaped = sum(self._reap_node(node) for node in dead)
+        if client.zcard(self.key("q:")):
+            reaped += self._reap_node("")
+        return Membership(bool(added), table, reaped)
+
+    def _rebalance(self, live: list[str]) -> list[str] | None:
+        wanted = ",".join(live)
+        with self.client.pipeline() as pipe:
+            try:
+                pipe.watch(self.key("table:nodes"))
+                current = pipe.get(self.key("table:nodes"))
+                if current is not None and current.decode() == wanted:
+                    return None
+                raw = pipe.hgetall(self.key("table"))
+                old = [None] * self.buckets
+                for bucket, node in raw.items():
+                    old[int(bucket)] = node.decode()
+                new = rebalance(old, live)
+                pipe.multi()
+                changes = {b: n for b, (o, n) in enumerate(zip(old, new, strict=True)) if o != n}
+                if changes:
+                    pipe.hset(self.key("table"), mapping=changes)
+                pipe.set(self.key("table:nodes"), wanted)
+                pipe.execute()
+                return new
+            except WatchError:
+                return None  # another node rebalanced first; the next heartbeat reads it
+
+    def _reap_node(self, node: str) -> int:
+        moved = int(self._reap(args=[self.prefix, node]))
+        if node:
+            with self.client.pipeline() as pipe:
+                pipe.srem(self.key("nodes"), node)
+                pipe.srem(self.key("starting"), node)
+                pipe.execute()
+        return moved
+
+    def table(self) -> list[str]:
+        raw = self.client.hgetall(self.key("table"))
+        table = [""] * self.buckets
+        for bucket, node in raw.items():
+            table[int(bucket)] = node.decode()
+        return table
+
+    def leave(self) -> None:
+        """Stop taking part: the others rebalance at their next heartbeat."""
+        with self.client.pipeline() as pipe:
+            pipe.srem(self.key("nodes"), self.node)
+            pipe.srem(self.key("starting"), self.node)
+            pipe.delete(self.key(f"alive:{self.node}"))
+            pipe.execute()
+        self._reap_node("")  # anything pushed to this node meanwhile goes on
+
+    # --- start and end ---------------------------------------------------------------------
+
+    def starting(self, flag: bool) -> None:
+        if flag:
+            self.client.sadd(self.key("starting"), self.node)
+        else:
+            self.client.srem(self.key("starting"), self.node)
+
+    def finished(self) -> bool:
+        """Seeded, every start pushed, every queue empty and no lease out, on every node."""
+        return bool(self._finished(args=[self.prefix]))
+
+    def pending(self) -> int:
+        """Requests queued for this node in Redis."""
+        return int(self.client.zcard(self.key(f"q:{self.node}")))

@@ -1,0 +1,307 @@
+"""The Redis frontier scheduler: one node of a crawl shared through Redis (DESIGN.md section 10).
+
+Chosen by FrontierScheduler when TIANWANG_REDIS_URL is set. Requests a node finds go, in
+batches, to the queue in Redis of the node owning their host's bucket (frontier.py; the
+Bloom filter in the same script drops urls seen anywhere). A node takes batches from its own
+queue, N sorted for M random as the local frontier picks, leasing them, and picks among them
+with the local frontier's own queue (FrontierQueue over QueueSlots: weight order, first come
+first served, N sorted / M random, skipping hosts whose downloader slot is full). As every
+host is owned by one node, the node's downloader slots are the host's whole state.
+
+A request is acked (its lease dropped) once the engine has finished with it, after the
+requests its page produced are in Redis, so a node killed at any point loses nothing: its
+leases go back to the queues when its heartbeat key expires (TIANWANG_LEASE_SECONDS), with
+its buckets. The crawl ends when every node's queue is empty and no lease is out.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+from scrapy import Request, Spider
+from scrapy.core.scheduler import BaseScheduler
+from scrapy.utils.asyncio import create_looping_call
+from scrapy_redis.connection import get_redis
+
+from tianwang.distributed.bloom import BloomShape
+from tianwang.distributed.config import RedisConfig
+from tianwang.distributed.frontier import Push, RedisFrontier, Taken
+from tianwang.distributed.mapping import bucket_of
+from tianwang.frontier.codec import decode, encode
+from tianwang.frontier.config import FrontierConfig
+from tianwang.frontier.levels import QueueSlots
+from tianwang.frontier.queue import FrontierQueue
+from tianwang.frontier.scheduler import BOOST_META, _engine_inprogress
+from tianwang.frontier.slots import DownloaderSlots, engine_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+POLL_INTERVAL = 0.1  # seconds between flushes, acks and refills besides next_request
+# A Redis restart or a network blip: retry for about 30 s before the crawl gives up.
+RETRY = Retry(ExponentialBackoff(cap=0.5, base=0.05), 60)
+RETRY_ERRORS = [redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError]
+
+
+def connect(url: str) -> redis.Redis:
+    """A client that rides out a Redis restart (scrapy-redis's connection helper)."""
+    return get_redis(
+        url=url,
+        retry=RETRY,
+        retry_on_error=RETRY_ERRORS,
+        socket_timeout=30,
+        socket_connect_timeout=10,
+        health_check_interval=30,
+    )
+
+
+class RedisFrontierScheduler(BaseScheduler):
+    """A node of the shared crawl, with the local frontier's order and host awareness."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config = FrontierConfig.from_settings(crawler.settings)
+        spider_name = getattr(crawler.spidercls, "name", "") or ""
+        redis_config = RedisConfig.from_settings(crawler.settings, spider_name)
+        bloom = BloomShape.for_capacity(config.expected_urls, config.error_rate)
+        frontier = RedisFrontier(
+            connect(redis_config.url),
+            redis_config.job,
+            redis_config.node,
+            redis_config.buckets,
+            bloom,
+        )
+        queue = FrontierQueue(config.sorted_picks, config.random_picks, seed=config.seed)
+        return cls(frontier, queue, config, redis_config, crawler)
+
+    def __init__(
+        self,
+        frontier: RedisFrontier,
+        queue: FrontierQueue,
+        config: FrontierConfig,
+        redis_config: RedisConfig,
+        crawler: Crawler,
+    ) -> None:
+        self.frontier = frontier
+        self.queue = queue
+        self.weigh: Callable[[str], int] = config.weigher()
+        self.config = config
+        self.lease_seconds = redis_config.lease_seconds
+        self.batch = redis_config.batch
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.slots = DownloaderSlots(crawler)
+        self.queue_slots = QueueSlots(self.slots, config.levels)
+        self.counts: Counter[str] = Counter()
+        self._outbox: list[Push] = []
+        # local id -> (taken from Redis, its request): leased, pending here
+        self._local: dict[int, tuple[Taken, Request]] = {}
+        self._next_id = 0
+        self._inflight: dict[Request, tuple[str, int]] = {}  # handed out -> (member, slot)
+        self._done: list[str] = []  # finished, to ack after the outbox is pushed
+        self._owned: set[int] = set()
+        self._starting = True
+        self._finished = False
+        self._last_empty_take = 0.0
+        self._loops: list[Any] = []
+
+    # --- Scrapy's scheduler interface ----------------------------------------------------
+
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        self.frontier.starting(True)
+        self._heartbeat()
+        self.slots.open()
+        logger.info(
+            "Redis frontier: node %s of job %s, %d buckets owned of %d",
+            self.frontier.node,
+            self.frontier.prefix.split(":")[1],
+            len(self._owned),
+            self.frontier.buckets,
+        )
+        if engine_of(self.crawler) is not None:
+            for call, interval in (
+                (self._poll, POLL_INTERVAL),
+                (self._heartbeat, max(0.2, self.lease_seconds / 3)),
+            ):
+                loop = create_looping_call(call)
+                loop.start(interval, now=False)
+                self._loops.append(loop)
+
+    def close(self, reason: str) -> None:
+        for loop in self._loops:
+            if loop.running:
+                loop.stop()
+        self._collect_done()
+        self._flush()
+        # Whatever this node holds and has not finished goes back for the others.
+        unfinished = [taken.member for taken, _request in self._local.values()]
+        unfinished += [member for member, _slot in self._inflight.values()]
+        self.frontier.release(unfinished)
+        self.frontier.leave()
+        self.counts["tianwang/redis/released"] += len(unfinished)
+        for name, count in self.counts.items():
+            self.stats.inc_value(name, count)
+        self.slots.close()
+
+    def has_pending_requests(self) -> bool:
+        return bool(self._local or self._outbox) or not self._finished
+
+    def __len__(self) -> int:
+        return len(self._local)
+
+    def enqueue_request(self, request: Request) -> bool:
+        fingerprint = None
+        if not request.dont_filter:
+            fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
+        weight = self.weigh(request.url) + request.meta.get(BOOST_META, 0)
+        host = self.slots.key(request)
+        blob = encode(request, self.spider)
+        bucket = bucket_of(host, self.frontier.buckets)
+        self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint))
+        if len(self._outbox) >= self.batch:
+            self._flush()
+        return True  # a duplicate is known only when the batch is pushed
+
+    def next_request(self) -> Request | None:
+        self._collect_done()
+        item = self.queue.pop(self.queue_slots.full)
+        if item is None and self._refill(force=True):
+            item = self.queue.pop(self.queue_slots.full)
+        if item is None:
+            return None
+        taken, request = self._local.pop(item)
+        slot = self.queue.slot(item)
+        self._inflight[request] = (taken.member, slot)
+        self.slots.handed_out(request, self.queue_slots.downloader_slot(slot))
+        self.counts["scheduler/dequeued"] += 1
+        return request
+
+    # --- Redis round trips ---------------------------------------------------------------
+
+    def _flush(self) -> None:
+        """Push the outbox, then ack the finished requests (their links are in Redis now)."""
+        if self._outbox:
+            outbox, self._outbox = self._outbox, []
+            new = sum(self.frontier.push(outbox))
+            self.counts["scheduler/enqueued"] += new
+            self.counts["tianwang/frontier/dedup/filtered"] += len(outbox) - new
+        if self._done:
+            done, self._done = self._done, []
+            self.frontier.ack(done)
+
+    def _refill(self, force: bool = False) -> bool:
+        """Take a batch from this node's queue when the local one runs low; True if any came.
+
+        force: the local queue has nothing a pick may take (every host in it is busy), so
+        take more, up to 8 batches held, rather than leave connections idle.
+        """
+        held = len(self._local)
+        if held >= (8 * self.batch if force else self.batch // 2 + 1):
+            return False
+        if time.monotonic() - self._last_empty_take < POLL_INTERVAL:
+            return False  # the queue was empty a moment ago: the poll looks again
+        share = self.config.sorted_picks / (self.config.sorted_picks + self.config.random_picks)
+        sorted_count = max(1, round(self.batch * share))
+        taken = self.frontier.take(sorted_count, self.batch - sorted_count)
+        if not taken:
+            self._last_empty_take = time.monotonic()
+            return False
+        for entry in taken:
+            self._add_local(entry)
+        self.counts["tianwang/redis/taken"] += len(taken)
+        return True
+
+    def _add_local(self, taken: Taken) -> None:
+        item = self._next_id
+        self._next_id += 1
+        request = decode(taken.blob, self.spider)
+        self._local[item] = (taken, request)
+        name = self.queue_slots.name(self.slots.key(request), request.meta.get("depth", 0))
+        slot = self.queue_slots.number(name)
+        self.queue.push(item, (taken.weight, taken.priority), slot)
+        self.queue_slots.added(slot)
+
+    def _collect_done(self) -> None:
+        """Queue for ack the requests the engine has finished with."""
+        if not self._inflight:
+            return
+        inprogress = _engine_inprogress(self.crawler)
+        finished = [request for request in self._inflight if request not in inprogress]
+        for request in finished:
+            member, slot = self._inflight.pop(request)
+            self._done.append(member)
+            self.slots.reached(request)
+            self.queue_slots.finished(slot)
+
+    def _poll(self) -> None:
+        self._collect_done()
+        if self._starting and getattr(engine_of(self.crawler), "_start", None) is None:
+            self._flush()  # the start requests are all in Redis now
+            self.frontier.starting(False)
+            self._starting = False
+        self._flush()
+        self._refill()
+        if not self._local and not self._inflight and not self._outbox:
+            self._finished = self.frontier.finished()
+        self._nudge_engine()
+
+    def _nudge_engine(self) -> None:
+        """Have the engine ask for requests now, not at its 5 s heartbeat."""
+        engine = engine_of(self.crawler)
+        slot = getattr(engine, "_slot", None)
+        if slot is not None and (self._local or self._finished):
+            slot.nextcall.schedule()
+
+    def _heartbeat(self) -> None:
+        membership = self.frontier.heartbeat(self.lease_seconds)
+        if membership.added and self._owned:
+            # Taken for dead (blocked past the lease): the requests held here were given to
+            # the queues again, so drop them rather than fetch them twice.
+            logger.warning("Taken for dead: node %s drops its local queue", self.frontier.node)
+            self._drop_local(set(self._local))
+        if membership.reaped:
+            self.counts["tianwang/redis/reaped"] += membership.reaped
+            logger.info("Requeued %d requests of stopped nodes", membership.reaped)
+        table = membership.table or self.frontier.table()
+        owned = {b for b, node in enumerate(table) if node == self.frontier.node}
+        if owned != self._owned:
+            lost = self._owned - owned
+            self._owned = owned
+            if lost:
+                self._give_back(lost)
+
+    def _give_back(self, buckets: set[int]) -> None:
+        """Buckets moved to another node: give it the requests of theirs not yet fetched."""
+        items = {item for item, (taken, _) in self._local.items() if taken.bucket in buckets}
+        if items:
+            self.frontier.release([self._local[item][0].member for item in items])
+            self.counts["tianwang/redis/given_back"] += len(items)
+            self._drop_local(items)
+
+    def _drop_local(self, items: set[int]) -> None:
+        """Forget local requests: the local queue is rebuilt without them."""
+        old, self.queue = self.queue, self._new_queue()
+        for item in sorted(self._local):
+            taken, _request = self._local[item]
+            slot = old.slot(item)
+            if item in items:
+                del self._local[item]
+                self.queue_slots.finished(slot)
+            else:
+                self.queue.push(item, (taken.weight, taken.priority), slot)
+
+    def _new_queue(self) -> FrontierQueue:
+        config = self.config
+        return FrontierQueue(config.sorted_picks, config.random_picks, seed=config.seed)
