@@ -95,9 +95,9 @@ def test_bloom_false_positives_stay_near_the_error_rate(redis_server, job) -> No
     urls = [f"http://h{i % 50}.example.com/{i}" for i in range(10_000)]
     filling = a.push([push_of(url, 5) for url in urls[:5_000]])
     assert filling.count(False) < 0.01 * len(filling)  # a filling filter errs less
-    fresh = a.push([push_of(url, 5) for url in urls[5_000:]])
-    false_positives = fresh.count(False) / len(fresh)
-    assert false_positives < 0.02  # 1% expected at capacity
+    # 1000 new urls (each added as it is tested, so the filter ends 20% past capacity).
+    fresh = a.push([push_of(url, 5) for url in urls[5_000:6_000]])
+    assert fresh.count(False) / len(fresh) < 0.025  # about 1.3% expected
 
 
 def test_random_takes_reach_every_request_once(redis_server, job) -> None:
