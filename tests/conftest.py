@@ -120,3 +120,26 @@ def project_crawler(**overrides: object):
 
     settings = {name: getattr(defaults, name) for name in dir(defaults) if name.isupper()}
     return get_crawler(settings_dict={**settings, **overrides})
+
+
+# A small web whose pages change over a clock a control request moves (issue 6).
+CHANGING_SEED, CHANGING_HOSTS, CHANGING_PAGES = 13, 12, 60
+
+
+@pytest.fixture(scope="module")
+def changing_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestWeb]:
+    """Module-scoped: each test module moves the clock its own way, from the start."""
+    log = tmp_path_factory.mktemp("changingweb") / "access.jsonl"
+    web_args = (CHANGING_SEED, CHANGING_HOSTS, CHANGING_PAGES)
+    with TestWebProcess(*web_args, access_log=log, extra_args=("--changing",)) as web:
+        truth = load_truth(*web_args, "--changing")
+        yield TestWeb(web.address, log, truth, CHANGING_SEED, CHANGING_HOSTS)
+
+
+def advance_clock(web: TestWeb, seconds: float) -> float:
+    """Move a --changing test web's clock forward; its new time (epoch seconds)."""
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(f"{web.address}/_testweb/clock?advance={seconds}") as answer:
+        return json.load(answer)["now"]

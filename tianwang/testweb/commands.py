@@ -52,6 +52,12 @@ def _web_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="serve some pages under more urls (/default.htm, ?sessionid=, other hosts)",
     )
+    parser.add_argument(
+        "--changing",
+        action="store_true",
+        help="pages change over a clock that GET /_testweb/clock?advance=SECONDS moves; "
+        "ETag, Last-Modified and 304 answers",
+    )
 
 
 def positive_int(text: str) -> int:
@@ -78,7 +84,7 @@ def _integer(text: str) -> int:
 
 def _web(args: argparse.Namespace) -> SyntheticWeb:
     return SyntheticWeb(args.seed, args.hosts, args.max_pages, junk=args.junk,
-                        mirrors=args.mirrors)
+                        mirrors=args.mirrors, changing=args.changing)
 
 
 def run_serve(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from tianwang.testweb.names import host_name
 from tianwang.testweb.site import Entry, Site, SiteBuilder
 
 if TYPE_CHECKING:
+    from tianwang.testweb.changing import Changes
     from tianwang.testweb.junk import JunkWeb
     from tianwang.testweb.mirrors import Mirrors
 
@@ -69,7 +70,7 @@ class SyntheticWeb:
 
     def __init__(self, seed: int, hosts: int, max_pages: int = 300, *,
                  host_cache: int = 8192, response_cache: int = 4096, junk: bool = False,
-                 mirrors: bool = False) -> None:
+                 mirrors: bool = False, changing: bool = False) -> None:
         if hosts < 1:
             raise ValueError(f"hosts must be >= 1, got {hosts}")
         if max_pages < 1:
@@ -89,6 +90,12 @@ class SyntheticWeb:
             from tianwang.testweb.mirrors import Mirrors
 
             self.mirrors = Mirrors(seed, self.hosts, self._base_site)
+        # Opt-in clock, changing pages and conditional GET (tianwang/testweb/changing.py).
+        self.changing: Changes | None = None
+        if changing:
+            from tianwang.testweb.changing import Changes
+
+            self.changing = Changes(seed, self)
 
     @cached_property
     def hosts(self) -> list[str]:
@@ -166,6 +173,8 @@ class SyntheticWeb:
                 if self.junk:
                     body = render.body(site, site.entries[url]) if bodies else None
                     record = self.junk.mark(index, record, body)
+                if self.changing is not None:
+                    record = self.changing.mark(record)
                 yield record
         if self.junk:
             yield from self.junk.truth(bodies)

@@ -63,7 +63,7 @@ class ProxyResource(resource.Resource):
             request.setHeader(b"allow", b"GET, HEAD")
             self.log.write(method, url, 405, 0)
             return b""
-        answer = self.web.respond(url)
+        answer = self._answer(request, url)
         request.setResponseCode(answer.status)
         for name, value in answer.headers:
             request.setHeader(name.encode("ascii"), value.encode("ascii"))
@@ -80,6 +80,28 @@ class ProxyResource(resource.Resource):
                 method, url, answer.status, answer.length, **done))
         self.log.write(method, url, answer.status, len(answer.body))
         return answer.body
+
+
+    def _answer(self, request: Request, url: str):
+        """The model's answer; on a --changing web, at its clock, maybe 304 (changing.py)."""
+        changing = self.web.changing
+        if changing is None:
+            return self.web.respond(url)
+        from tianwang.testweb.changing import CONTROL_PATH, http_date
+
+        path, _, query = request.uri.decode("latin-1").partition("?")
+        if path == CONTROL_PATH:  # origin-form only: no crawled url has this form
+            answer = changing.control(query)
+        else:
+            answer = changing.respond(url, _header(request, b"if-none-match"),
+                                      _header(request, b"if-modified-since"))
+        request.setHeader(b"date", http_date(changing.now).encode("ascii"))
+        return answer
+
+
+def _header(request: Request, name: bytes) -> str | None:
+    value = request.getHeader(name)
+    return value.decode("latin-1") if value is not None else None
 
 
 def stream(request: Request, chunks: Iterator[bytes], length: int, log: Callable) -> int:

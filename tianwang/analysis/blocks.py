@@ -1,0 +1,182 @@
+"""Page blocks from the DOM, VIPS-like without a renderer (seed 001 section 4).
+
+Pure python (lxml only). VIPS splits a page where its layout does; without a renderer the
+layout is read from the DOM: structural containers (div, table, ul, ...) are blocks, a
+container holding several structural children of its own is split further, and a run of
+inline content between containers (paragraphs, headings, text) is one block. Each block is
+labelled from its text and link density and from the names pages give such areas:
+
+- boilerplate: named like an ad, banner, footer, copyright, clock or counter, or short text
+  with no link (a date, a slogan, a rotating ad);
+- navigation: mostly link text, or named nav/menu;
+- content: the rest, the text a reader came for.
+
+`content_hash` hashes the content blocks' text, so a page whose only change is a rotating
+ad or a clock keeps its hash; `block_links` gives the links of content and navigation blocks
+(boilerplate links, such as an ad's, are not the page's own).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urljoin
+
+from lxml import etree, html
+
+CONTAINERS = frozenset({
+    "div", "table", "tbody", "tr", "td", "ul", "ol", "dl", "section", "nav", "header",
+    "footer", "aside", "article", "main", "form", "map", "center", "blockquote", "fieldset",
+})
+SKIPPED = frozenset({"script", "style", "noscript", "head", "title", "meta", "link"})
+BOILERPLATE_NAMES = re.compile(
+    r"(^|[-_ ])(ads?|advert\w*|banner|sponsor\w*|footer|foot|copyright|clock|time|date|"
+    r"counter|weather)($|[-_ \d])", re.I)
+NAVIGATION_NAMES = re.compile(r"(^|[-_ ])(nav\w*|menu\w*|breadcrumbs?|sidebar)($|[-_ \d])", re.I)
+SHORT_TEXT = 60  # characters: a link-free block this short is a label, not content
+LINK_DENSITY = 0.5  # share of a block's text inside links, above which it is navigation
+SPLIT_TEXT = 200  # characters: a container holding less is never split further
+
+
+@dataclass
+class Block:
+    """A block: its name (id or class of its element, "" for a run of text), label, text and
+    links (href values as written)."""
+
+    name: str
+    label: str = ""
+    text: str = ""
+    link_text: int = 0
+    links: list[str] = field(default_factory=list)
+
+
+def segment(body: bytes | str, encoding: str | None = None) -> list[Block]:
+    """The labelled blocks of an html page, in document order (empty blocks left out)."""
+    root = _parse(body, encoding)
+    if root is None:
+        return []
+    start = root.find(".//body")
+    blocks: list[Block] = []
+    _walk(start if start is not None else root, blocks)
+    kept = [b for b in blocks if b.text or b.links]
+    for block in kept:
+        block.label = label(block)
+    return kept
+
+
+def _parse(body: bytes | str, encoding: str | None) -> etree._Element | None:
+    if not body or not body.strip():
+        return None
+    parser = html.HTMLParser(encoding=encoding) if isinstance(body, bytes) else None
+    try:
+        return html.fromstring(body, parser=parser)
+    except (etree.ParserError, ValueError):
+        return None
+
+
+def _walk(node: etree._Element, blocks: list[Block]) -> None:
+    """Split node's children into blocks: containers alone, inline runs together."""
+    run = Block("")
+    _add_text(run, node.text)
+    for child in node:
+        tag = child.tag if isinstance(child.tag, str) else ""
+        if tag in CONTAINERS:
+            blocks.append(run)
+            run = Block("")
+            if _splittable(child):
+                _walk(child, blocks)
+            else:
+                blocks.append(_block_of(child))
+        elif tag and tag not in SKIPPED:
+            _collect(child, run)
+        _add_text(run, child.tail)
+    blocks.append(run)
+
+
+def _splittable(node: etree._Element) -> bool:
+    """VIPS divides a node whose children are blocks of their own and which is big enough."""
+    structural = sum(1 for c in node if isinstance(c.tag, str) and c.tag in CONTAINERS)
+    return structural >= 2 and len(node.text_content()) >= SPLIT_TEXT and not _named(node)
+
+
+def _named(node: etree._Element) -> bool:
+    name = _name(node)
+    return bool(BOILERPLATE_NAMES.search(name) or NAVIGATION_NAMES.search(name))
+
+
+def _name(node: etree._Element) -> str:
+    return " ".join(filter(None, (node.get("id"), node.get("class")))).strip()
+
+
+def _block_of(node: etree._Element) -> Block:
+    block = Block(_name(node) or node.tag)
+    _add_text(block, node.text)
+    for child in node:
+        if isinstance(child.tag, str) and child.tag not in SKIPPED:
+            _collect(child, block)
+        _add_text(block, child.tail)
+    return block
+
+
+def _collect(node: etree._Element, block: Block) -> None:
+    """Add an element's text and links to a block."""
+    if node.tag in ("a", "area") and node.get("href") is not None:
+        block.links.append(node.get("href").strip())
+        text = _squash(node.text_content())
+        block.link_text += len(text)
+        _add_text(block, text)
+        _add_text(block, node.tail if node.tag == "area" else None)
+        return
+    _add_text(block, node.text)
+    for child in node:
+        if isinstance(child.tag, str) and child.tag not in SKIPPED:
+            _collect(child, block)
+        _add_text(block, child.tail)
+
+
+def _add_text(block: Block, text: str | None) -> None:
+    text = _squash(text or "")
+    if text:
+        block.text = f"{block.text} {text}" if block.text else text
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def label(block: Block) -> str:
+    """navigation, content or boilerplate (see the module's docstring)."""
+    if BOILERPLATE_NAMES.search(block.name):
+        return "boilerplate"
+    if NAVIGATION_NAMES.search(block.name):
+        return "navigation"
+    if block.links and (not block.text or block.link_text >= LINK_DENSITY * len(block.text)):
+        return "navigation"
+    if not block.links and len(block.text) < SHORT_TEXT:
+        return "boilerplate"
+    return "content"
+
+
+def content_hash(blocks: list[Block]) -> str:
+    """md5 (hex) of the content blocks' text: blind to boilerplate and navigation."""
+    text = "\n".join(b.text for b in blocks if b.label == "content")
+    return hashlib.md5(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def block_links(blocks: list[Block], base_url: str) -> list[str]:
+    """Absolute links (no fragment) of the content and navigation blocks, in order, once."""
+    links: dict[str, None] = {}
+    for block in blocks:
+        if block.label == "boilerplate":
+            continue
+        for href in block.links:
+            if href.startswith(("#", "javascript:", "mailto:")) or not href:
+                continue
+            try:
+                url = urljoin(base_url, href).split("#", 1)[0]
+            except ValueError:
+                continue
+            if url.startswith(("http://", "https://")):
+                links[url] = None
+    return list(links)
