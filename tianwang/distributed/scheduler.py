@@ -177,8 +177,11 @@ class RedisFrontierScheduler(BaseScheduler):
     def next_request(self) -> Request | None:
         self._collect_done()
         item = self.queue.pop(self.queue_slots.full)
-        if item is None and self._refill(force=True):
-            item = self.queue.pop(self.queue_slots.full)
+        if item is None:
+            # Links just found may be for this node: push them now, not at the next poll.
+            pushed = self._flush()
+            if self._refill(force=True, fresh=pushed):
+                item = self.queue.pop(self.queue_slots.full)
         if item is None:
             return None
         taken, request = self._local.pop(item)
@@ -190,28 +193,33 @@ class RedisFrontierScheduler(BaseScheduler):
 
     # --- Redis round trips ---------------------------------------------------------------
 
-    def _flush(self) -> None:
-        """Push the outbox, then ack the finished requests (their links are in Redis now)."""
+    def _flush(self) -> bool:
+        """Push the outbox, then ack the finished requests (their links are in Redis now).
+        True if a request was pushed."""
+        pushed = False
         if self._outbox:
             outbox, self._outbox = self._outbox, []
             new = sum(self.frontier.push(outbox))
             self.counts["scheduler/enqueued"] += new
             self.counts["tianwang/frontier/dedup/filtered"] += len(outbox) - new
+            pushed = new > 0
         if self._done:
             done, self._done = self._done, []
             self.frontier.ack(done)
+        return pushed
 
-    def _refill(self, force: bool = False) -> bool:
+    def _refill(self, force: bool = False, fresh: bool = False) -> bool:
         """Take a batch from this node's queue when the local one runs low; True if any came.
 
         force: the local queue has nothing a pick may take (every host in it is busy), so
-        take more, up to 8 batches held, rather than leave connections idle.
+        take more, up to 8 batches held, rather than leave connections idle. fresh: this
+        node just pushed requests, so an empty queue may not be empty any more.
         """
         held = len(self._local)
         if held >= (8 * self.batch if force else self.batch // 2 + 1):
             return False
-        if time.monotonic() - self._last_empty_take < POLL_INTERVAL:
-            return False  # the queue was empty a moment ago: the poll looks again
+        if not fresh and time.monotonic() - self._last_empty_take < POLL_INTERVAL:
+            return False  # the queue was empty a moment ago and nothing was pushed since
         share = self.config.sorted_picks / (self.config.sorted_picks + self.config.random_picks)
         sorted_count = max(1, round(self.batch * share))
         taken = self.frontier.take(sorted_count, self.batch - sorted_count)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from scrapy.utils.misc import load_object
 
 from tianwang.config import SettingError, get_int, get_str_list
+from tianwang.urls import url_weight
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,16 @@ class FrontierConfig:
             levels=get_int(settings, "TIANWANG_MAX_LEVELS", minimum=0) > 0,
         )
 
+    def weigher(self) -> Callable[[str], int]:
+        """url -> weight with these settings (shared by the local and the Redis frontier)."""
+        return partial(
+            url_weight,
+            initial=self.initial_weight,
+            words=self.penalty_words,
+            word_penalty=self.word_penalty,
+            index_pages=self.index_pages,
+        )
+
 
 class FrontierSettingsCheck:
     """An extension that checks the frontier's settings as the crawl starts.
@@ -66,7 +79,12 @@ class FrontierSettingsCheck:
         # scheduler's methods a subclass, Scrapy's own Scheduler included.
         if FrontierScheduler in getattr(scheduler, "__mro__", ()):
             FrontierConfig.from_settings(crawler.settings)
-        raise NotConfigured("checked")  # nothing more to do during the crawl
+            if crawler.settings.get("TIANWANG_REDIS_URL"):
+                from tianwang.distributed.config import check_redis
+
+                check_redis(crawler.settings)
+        # Nothing more to do during the crawl; no message, which Scrapy would log as a warning.
+        raise NotConfigured
 
 
 def _penalty_words(settings: Any, name: str) -> tuple[str, ...]:
