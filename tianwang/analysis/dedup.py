@@ -56,7 +56,7 @@ from tianwang.analysis.hasher import (
     hash_parts,
 )
 from tianwang.analysis.spill import read_sections, section_sizes, write_atomic, write_spill
-from tianwang.analysis.survivor import Outcome, decide
+from tianwang.analysis.survivor import RECORD_FIELDS, Outcome, decide
 from tianwang.formats.mirrors import MIRRORS_FILE
 from tianwang.formats.store import host_bucket, host_dirname, record_files
 from tianwang.urls import url_host
@@ -369,7 +369,10 @@ def choose_task(path: str, parts: list[str], first: int, stop: int) -> dict[str,
         for entry in entries:
             groups.setdefault(entry[0], []).append(entry)
         for md5, group in sorted(groups.items()):
-            _keep(md5, decide(group), keep, lines, counts)
+            if len(group) == 1 and len(group[0]) == RECORD_FIELDS:  # most bodies: seen once
+                _keep_survivor(md5, group[0], keep, counts)
+            else:
+                _keep(md5, decide(group), keep, lines, counts)
     write_spill(path, [*keep, b"".join(lines), counts])
     return {**counts, "shards": stop - first}
 
@@ -383,11 +386,16 @@ def _keep(md5: bytes, outcome: Outcome, keep: list[list[tuple]], lines: list[byt
     counts["same_url"] += outcome.same_url
     counts["duplicates"] += outcome.duplicates
     if outcome.survivor is not None:
-        _md5, url, index, offset, length, _date, _crc = outcome.survivor
-        bucket, directory = _out_place(url, index)
-        keep[bucket].append((directory, url, md5, index, offset, length))
-        counts["distinct"] += 1
-        counts["bytes_out"] += length
+        _keep_survivor(md5, outcome.survivor, keep, counts)
+
+
+def _keep_survivor(md5: bytes, survivor: tuple, keep: list[list[tuple]],
+                   counts: dict[str, int]) -> None:
+    _md5, url, index, offset, length, _date, _crc = survivor
+    bucket, directory = _out_place(url, index)
+    keep[bucket].append((directory, url, md5, index, offset, length))
+    counts["distinct"] += 1
+    counts["bytes_out"] += length
 
 
 _PLACES: dict[str, tuple[int, str]] = {}  # scheme://netloc -> its place, in one choose task
