@@ -18,3 +18,12 @@ class PageItem:
     protocol: str = "HTTP/1.1"
     links: list[str] = field(default_factory=list)  # absolute out-links, no fragment
     parent: str | None = None  # the page whose link led here (through redirects); None: a seed
+
+
+@dataclass
+class NotModifiedItem:
+    """A revisit answered 304 Not Modified: the stored copy is current (issue 6)."""
+
+    url: str
+    headers: list[tuple[bytes, bytes]]  # of the 304 (Date, ETag, Last-Modified)
+    fetched_at: float  # epoch seconds on the crawler's clock

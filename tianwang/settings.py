@@ -49,6 +49,9 @@ DOWNLOADER_MIDDLEWARES = {
     "tianwang.middlewares.contenttype.ContentTypeMiddleware": 950,
 }
 ITEM_PIPELINES = {
+    # Change statistics before dedup: every visit is recorded, even of a page not stored
+    # again; off unless TIANWANG_CHANGES (the refresh spider turns it on).
+    "tianwang.pipelines.changes.ChangeStatsPipeline": 650,
     # Dedup first (a copy is never stored); the link graph only for what was stored.
     "tianwang.pipelines.dedup.MD5DedupPipeline": 700,
     "tianwang.pipelines.storage.TianwangStoragePipeline": 800,
@@ -118,3 +121,19 @@ TIANWANG_FRONTIER_SEED = None
 TIANWANG_EXPECTED_URLS = 10_000_000
 # False positive rate of that filter while it holds at most TIANWANG_EXPECTED_URLS urls.
 TIANWANG_BLOOM_ERROR_RATE = 1e-6
+
+# --- change frequency and revisits (issue 6, DESIGN.md sections 4 and 8) ---
+# Record every visit (Date, MD5, content hash, ETag, Last-Modified) in <data dir>/changes.sqlite.
+TIANWANG_CHANGES = False
+# An entry page (subroot or path url) has at least this many in-host content/navigation links ...
+TIANWANG_ENTRY_MIN_LINKS = 20
+# ... of which at least this share (0..1) were not there at its previous visit.
+TIANWANG_ENTRY_NEW_SHARE = 0.1
+# The refresh spider's policy: "two-class" (seed 001's F1/F2), "optimal" or "uniform".
+TIANWANG_REVISIT_POLICY = "two-class"
+# Shortest time between two visits of a url, in seconds (caps every policy's frequency).
+TIANWANG_MIN_REVISIT = 3600
+# Longest time between two visits of a url, in seconds (no url is left unvisited longer).
+TIANWANG_MAX_REVISIT = 30 * 86400
+# Fetches a day the "optimal" and "uniform" policies share out; 0 = one per url a day.
+TIANWANG_REVISIT_BUDGET = 0

@@ -68,10 +68,13 @@ def segment(body: bytes | str, encoding: str | None = None) -> list[Block]:
 def _parse(body: bytes | str, encoding: str | None) -> etree._Element | None:
     if not body or not body.strip():
         return None
-    parser = html.HTMLParser(encoding=encoding) if isinstance(body, bytes) else None
+    try:
+        parser = html.HTMLParser(encoding=encoding) if isinstance(body, bytes) else None
+    except LookupError:  # a charset libxml2 does not know: let it read the page's meta
+        parser = None
     try:
         return html.fromstring(body, parser=parser)
-    except (etree.ParserError, ValueError):
+    except (etree.ParserError, ValueError, LookupError):
         return None
 
 

@@ -180,7 +180,8 @@ class Changes:
         title = ANCHOR_TEXTS[k % len(ANCHOR_TEXTS)]
         text = PARAGRAPHS[(k * 7 + len(url)) % len(PARAGRAPHS)]
         html = (f"<!DOCTYPE html>\n<html><head><title>{title}</title></head><body>\n"
-                f'<h1>{title}</h1>\n<p>{text}</p>\n<p><a href="./">{ANCHOR_TEXTS[0]}</a></p>\n'
+                f'<h1>{title}</h1>\n<p>{text}</p>\n<p>{url}</p>\n'  # the url: bodies differ
+                f'<p><a href="./">{ANCHOR_TEXTS[0]}</a></p>\n'
                 "</body></html>\n")
         base = Response(200, [("Content-Type", f"text/html; charset={charset}")],
                         html.encode(charset))

@@ -1,0 +1,134 @@
+"""Revisits on the --changing test web: a crawl, then daily refreshes as the web's clock moves.
+
+Checked against the test web's truth and its access log: unchanged pages answer 304 and the
+visit is recorded; a page changed only by its rotating ad is not counted as changed, one
+whose content changed is and is stored again; entry pages found by the rule are the truth's
+hubs; the hubs' new links are fetched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TestWeb, advance_clock, scrapy_crawl
+from tianwang.formats import iter_tree
+from tianwang.formats.history import HistoryStore, Visit
+from tianwang.testweb.changing import DAY
+from tianwang.testweb.model import SyntheticWeb
+from tianwang.urls import url_type
+
+ROUNDS = 3  # daily refreshes after the first crawl
+
+
+@pytest.fixture(scope="module")
+def refreshed(changing_web: TestWeb, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The first crawl, then ROUNDS refreshes one simulated day apart."""
+    work = tmp_path_factory.mktemp("refresh")
+    data = work / "data"
+    settings = {"TIANWANG_PROXY": changing_web.address, "TIANWANG_DATA_DIR": str(data),
+                "TIANWANG_CHANGES": "1"}
+    homepages = [url for url, page in changing_web.truth.items() if page["kind"] == "home"]
+    first = scrapy_crawl("site", {"seeds": ",".join(homepages)}, settings, cwd=work)
+    assert first.returncode == 0, first.stderr[-3000:]
+    logs = []
+    for _ in range(ROUNDS):
+        now = advance_clock(changing_web, DAY)
+        result = scrapy_crawl("refresh", {"now": str(now), "all": "1"}, settings, cwd=work)
+        assert result.returncode == 0, result.stderr[-3000:]
+        logs.append(result.stderr)
+    with HistoryStore(data) as store:
+        visits: dict[str, list[Visit]] = defaultdict(list)
+        for visit in store.visits():
+            visits[visit.url].append(visit)
+    access = [json.loads(line) for line in changing_web.access_log.read_text().splitlines()]
+    return {"data": data, "visits": dict(visits), "access": access, "logs": logs}
+
+
+@pytest.fixture(scope="module")
+def model(changing_web: TestWeb) -> SyntheticWeb:
+    """The same web in this process, to ask what each page was at a given time."""
+    from tests.conftest import CHANGING_HOSTS, CHANGING_PAGES, CHANGING_SEED
+
+    return SyntheticWeb(CHANGING_SEED, CHANGING_HOSTS, CHANGING_PAGES, changing=True)
+
+
+def html_visited(refreshed: dict, truth: dict[str, dict]) -> list[str]:
+    return [url for url in refreshed["visits"] if (truth.get(url) or {}).get("blocks")]
+
+
+def test_unchanged_pages_answer_304_and_the_visit_is_recorded(
+    refreshed: dict, changing_web: TestWeb
+) -> None:
+    truth = changing_web.truth
+    still = [url for url in html_visited(refreshed, truth)
+             if truth[url]["change_rate"] == 0 and not truth[url]["rotating_ad"]]
+    assert len(still) >= 10
+    served: defaultdict[str, list[int]] = defaultdict(list)
+    for line in refreshed["access"]:
+        served[line["url"]].append(line["status"])
+    stored = Counter(record.url for _path, record in iter_tree(refreshed["data"]))
+    for url in still:
+        assert served[url] == [200] + [304] * ROUNDS, url  # downloaded once only
+        statuses = [visit.status for visit in refreshed["visits"][url]]
+        assert statuses == [200] + [304] * ROUNDS
+        assert not any(visit.changed for visit in refreshed["visits"][url])
+        assert stored[url] == 1
+
+
+def truth_changed(model: SyntheticWeb, url: str, visits: list[Visit]) -> list[bool]:
+    versions = [model.changing.version(url, visit.time) for visit in visits]
+    return [a != b for a, b in zip(versions, versions[1:], strict=False)]
+
+
+def test_changes_are_counted_from_content_blocks(
+    refreshed: dict, changing_web: TestWeb, model: SyntheticWeb
+) -> None:
+    truth = changing_web.truth
+    ad_only = changed_pages = 0
+    stored = Counter(record.url for _path, record in iter_tree(refreshed["data"]))
+    for url in html_visited(refreshed, truth):
+        visits = refreshed["visits"][url]
+        assert len({visit.time for visit in visits}) == len(visits)  # none recorded twice
+        expected = truth_changed(model, url, visits)
+        assert [visit.changed for visit in visits[1:]] == expected, url
+        if truth[url]["rotating_ad"] and truth[url]["change_rate"] == 0:
+            ad_only += 1
+            assert len({visit.md5 for visit in visits}) > 1  # the bytes did change
+        changed_pages += any(expected)
+        assert stored[url] == 1 + sum(expected), url  # a changed page is a new record
+    assert ad_only >= 5 and changed_pages >= 20
+
+
+def test_entry_pages_are_the_truths_hubs(refreshed: dict, changing_web: TestWeb) -> None:
+    truth = changing_web.truth
+    visited = html_visited(refreshed, truth)
+    hubs = [url for url in visited if truth[url]["hub"]]
+    entries = {url for url in refreshed["visits"] if refreshed["visits"][url][-1].entry}
+    assert len(hubs) >= 20
+    found = sum(url in entries for url in hubs)
+    assert found >= 0.9 * len(hubs), (found, len(hubs))
+    non_hubs = entries - set(hubs)
+    assert len(non_hubs) <= 0.1 * len(entries), sorted(non_hubs)
+    assert all(url_type(url) in ("root", "subroot", "path") for url in entries)
+
+
+def test_new_links_of_entry_pages_are_fetched(refreshed: dict, changing_web: TestWeb) -> None:
+    truth = changing_web.truth
+    new_pages = [url for url in refreshed["visits"] if url not in truth]
+    assert len(new_pages) >= 50
+    assert all("/new" in url for url in new_pages)
+    fetched = {line["url"] for line in refreshed["access"] if line["status"] == 200}
+    assert set(new_pages) <= fetched
+    stored = {record.url for _path, record in iter_tree(refreshed["data"])}
+    assert set(new_pages) <= stored
+
+
+def test_refresh_without_history_stops_with_a_clear_error(tmp_path: Path) -> None:
+    settings = {"TIANWANG_DATA_DIR": str(tmp_path / "none")}
+    result = scrapy_crawl("refresh", {}, settings, cwd=tmp_path)
+    assert result.returncode != 0
+    assert "TIANWANG_DATA_DIR" in result.stderr and "TIANWANG_CHANGES=1" in result.stderr

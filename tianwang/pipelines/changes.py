@@ -1,0 +1,152 @@
+"""Change statistics: every visit of every url goes to the visit history (DESIGN.md 8).
+
+Runs before the dedup pipeline, on pages (PageItem) and on revisits answered 304
+(NotModifiedItem, which nothing else sees). A visit's time is the response's Date header,
+the crawler's clock only when there is none. A page is split into blocks
+(tianwang/analysis/blocks.py) and changed when its content blocks' hash differs from the
+previous visit's, so a rotating ad is not a change; a 304 is an unchanged visit. Whether the
+page is an entry page is decided again at each visit from its in-host content and navigation
+links. A page visited before whose content did not change is not stored again (dropped
+here, at DEBUG); a changed one goes on to be stored as a new record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from scrapy.exceptions import DropItem, NotConfigured
+
+from tianwang.analysis.blocks import block_links, content_hash, segment
+from tianwang.analysis.entry import in_host_links, is_entry, new_link_share
+from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str
+from tianwang.formats.history import HistoryStore, Visit
+from tianwang.items import NotModifiedItem, PageItem
+
+logger = logging.getLogger(__name__)
+
+
+class ChangeStatsPipeline:
+    def __init__(self, data_dir: str, min_links: int, min_share: float) -> None:
+        self.data_dir, self.min_links, self.min_share = data_dir, min_links, min_share
+        self.store: HistoryStore | None = None
+        self.stats: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> ChangeStatsPipeline:
+        settings = crawler.settings
+        if not get_bool(settings, "TIANWANG_CHANGES"):
+            raise NotConfigured
+        pipeline = cls(get_nonempty_str(settings, "TIANWANG_DATA_DIR"),
+                       get_int(settings, "TIANWANG_ENTRY_MIN_LINKS", minimum=1),
+                       get_share(settings, "TIANWANG_ENTRY_NEW_SHARE"))
+        pipeline.stats = crawler.stats
+        return pipeline
+
+    def open_spider(self) -> None:
+        try:
+            self.store = HistoryStore(self.data_dir)
+        except OSError as exc:
+            raise SettingError("TIANWANG_DATA_DIR", self.data_dir,
+                               f"a writable directory ({exc.strerror})") from None
+
+    def close_spider(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+    def process_item(self, item: Any) -> Any:
+        if isinstance(item, NotModifiedItem):
+            self._not_modified(item)
+            raise DropItem("not modified", log_level="DEBUG")  # nothing to store
+        if isinstance(item, PageItem):
+            return self._page(item)
+        return item
+
+    def _page(self, item: PageItem) -> PageItem:
+        assert self.store is not None
+        previous = self.store.page(item.url)
+        html = media_type(item.headers) == "text/html"
+        if html:
+            blocks = segment(item.body, charset(item.headers))
+            digest, links = content_hash(blocks), block_links(blocks, item.url)
+        else:
+            digest, links = hashlib.md5(item.body).hexdigest(), []
+        links = in_host_links(item.url, links)
+        share = new_link_share(links, previous.links if previous else None)
+        changed = previous is not None and previous.content_hash != digest
+        visit = Visit(item.url, visit_time(item.headers, item.fetched_at), item.status,
+                      hashlib.md5(item.body).hexdigest(), digest,
+                      header(item.headers, b"ETag"), header(item.headers, b"Last-Modified"),
+                      changed, is_entry(item.url, share, len(links), self.min_links,
+                                        self.min_share), share)
+        self.store.add(visit, links)
+        self.stats.inc_value("tianwang/changes/visits")
+        if previous is None:
+            return item
+        self.stats.inc_value(f"tianwang/changes/{'changed' if changed else 'unchanged'}")
+        if not changed:
+            raise DropItem("content unchanged since the last visit", log_level="DEBUG")
+        return item
+
+    def _not_modified(self, item: NotModifiedItem) -> None:
+        assert self.store is not None
+        previous = self.store.page(item.url)
+        links = previous.links if previous else ()
+        share = 0.0 if previous else None
+        visit = Visit(item.url, visit_time(item.headers, item.fetched_at), 304,
+                      previous.md5 if previous else None,
+                      previous.content_hash if previous else None,
+                      header(item.headers, b"ETag") or (previous.etag if previous else None),
+                      header(item.headers, b"Last-Modified")
+                      or (previous.last_modified if previous else None),
+                      False, is_entry(item.url, share, len(links), self.min_links,
+                                      self.min_share), share)
+        self.store.add(visit, None)
+        self.stats.inc_value("tianwang/changes/visits")
+        self.stats.inc_value("tianwang/changes/not_modified")
+
+
+def get_share(settings: Any, name: str) -> float:
+    value = settings.get(name)
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        raise SettingError(name, value, "a number from 0 to 1") from None
+    if not 0 <= share <= 1:
+        raise SettingError(name, value, "a number from 0 to 1")
+    return share
+
+
+def header(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
+    name = name.lower()
+    for key, value in headers:
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return None
+
+
+def media_type(headers: list[tuple[bytes, bytes]]) -> str:
+    value = header(headers, b"Content-Type") or ""
+    return value.split(";")[0].strip().lower()
+
+
+def charset(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The charset the Content-Type header names (None: the parser reads the page's meta)."""
+    for param in (header(headers, b"Content-Type") or "").split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip():
+            return value.strip().strip('"').lower()
+    return None
+
+
+def visit_time(headers: list[tuple[bytes, bytes]], fallback: float) -> float:
+    """The Date header as epoch seconds; the crawler's clock without a usable one."""
+    value = header(headers, b"Date")
+    if value:
+        try:
+            return parsedate_to_datetime(value).timestamp()
+        except (TypeError, ValueError):
+            pass
+    return fallback
