@@ -137,3 +137,16 @@ TIANWANG_MIN_REVISIT = 3600
 TIANWANG_MAX_REVISIT = 30 * 86400
 # Fetches a day the "optimal" and "uniform" policies share out; 0 = one per url a day.
 TIANWANG_REVISIT_BUDGET = 0
+
+# --- verticals and the Tianwang add-on (issue 10: tianwang/verticals.py, tianwang/addon.py) ---
+# The project runs the stack through its own add-on, as any other Scrapy project can; the
+# add-on takes its defaults from this file and applies the chosen vertical over them.
+ADDONS = {"tianwang.addon.Tianwang": 0}
+# The vertical (a named settings profile, tianwang/verticals.py) of this crawl; "" for none.
+TIANWANG_VERTICAL = ""
+# More verticals, {"name": {"SETTING": value, ...}}, beside (or replacing) the built-in ones.
+TIANWANG_VERTICALS: dict[str, dict] = {}
+# Seeds used when the spider gets no -a seeds (a file, or url,url,...); "" for none.
+TIANWANG_SEEDS = ""
+# Domains the crawl keeps to, each with its subdomains (Scrapy's offsite filter); [] = any.
+TIANWANG_ALLOWED_DOMAINS: list[str] = []

@@ -13,6 +13,7 @@ frontier adds to the url's weight.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -33,6 +34,7 @@ _LINK_XPATH = "//a/@href | //area/@href"
 # What a reader sees of a page: its text nodes, not markup, attribute values or scripts.
 _TEXT_XPATH = "//text()[not(ancestor::script or ancestor::style)]"
 BOOST_META = "tianwang_boost"
+_DOMAIN = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)*\Z")
 
 
 class SiteSpider(Spider):
@@ -53,6 +55,11 @@ class SiteSpider(Spider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> SiteSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
+        if spider.seeds_arg is None:  # -a seeds beats the setting (e.g. a vertical's seeds)
+            spider.seeds_arg = settings.get("TIANWANG_SEEDS") or None
+        domains = get_domains(settings, "TIANWANG_ALLOWED_DOMAINS")
+        if domains:  # Scrapy's offsite filter reads it; none leaves a subclass's own list
+            spider.allowed_domains = domains
         spider.max_levels = get_int(settings, "TIANWANG_MAX_LEVELS", minimum=0)
         spider.stay_in_host = get_bool(settings, "TIANWANG_STAY_IN_HOST")
         spider.store_types = frozenset(get_str_list(settings, "TIANWANG_STORE_TYPES"))
@@ -125,6 +132,19 @@ def get_keywords(settings: Any, name: str) -> tuple[str, ...]:
     if not all(isinstance(word, str) and word.strip() for word in words):
         raise SettingError(name, value, "a list of non-empty words, or empty")
     return tuple(word.strip().lower() for word in words)
+
+
+def get_domains(settings: Any, name: str) -> list[str]:
+    """Domain names (lowercase, no scheme, port or path), or [] for none."""
+    value = settings.get(name)
+    try:
+        domains = [] if value in ("", None) else settings.getlist(name)
+    except ValueError:
+        raise SettingError(name, value, "a list of domain names, or empty") from None
+    cleaned = [d.strip().lower() for d in domains if isinstance(d, str)]
+    if len(cleaned) != len(domains) or not all(_DOMAIN.match(d) for d in cleaned):
+        raise SettingError(name, value, "domain names like example.com (no scheme, port or path)")
+    return cleaned
 
 
 def page_text(response: Response, mime: str) -> str:

@@ -1,0 +1,147 @@
+"""The Tianwang add-on: the whole stack in any Scrapy project, and the vertical it crawls.
+
+    ADDONS = {"tianwang.addon.Tianwang": 0}
+
+It sets, at add-on priority (so a project's own settings and the command line beat it), the
+frontier scheduler, the host and content filters, the dedup, storage and link graph
+pipelines, the settings check, the polite defaults and every TIANWANG_* default, all taken
+from tianwang/settings.py. A component the project already lists (even as None, to turn it
+off) is left as the project has it; a component list given on the command line (`-s
+ITEM_PIPELINES={}`) or by the spider is taken as the whole list. BOT_NAME, SPIDER_MODULES,
+USER_AGENT and LOG_LEVEL stay the project's.
+
+Then it applies TIANWANG_VERTICAL, also at add-on priority: a vertical's value replaces a
+setting still at its tianwang default, and loses to one the project, the spider or the
+command line chose. tianwang/settings.py is both the stack's defaults and this project's
+own settings module (project priority); a project-priority value equal to the tianwang
+default counts as that default, or no vertical could change anything in this project.
+
+Both run before the crawler is built (update_pre_crawler_settings) as well as in
+update_settings: Scrapy creates the spider, which reads its settings in from_crawler,
+before it calls update_settings.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
+from scrapy.utils.misc import load_object
+
+import tianwang.settings as defaults
+from tianwang.config import SettingError
+from tianwang.verticals import VERTICALS
+
+logger = logging.getLogger(__name__)
+
+ADDON = SETTINGS_PRIORITIES["addon"]
+PROJECT = SETTINGS_PRIORITIES["project"]
+# The project's identity, its spiders and its log: not the stack's to set.
+PROJECT_OWN = frozenset(
+    {"BOT_NAME", "SPIDER_MODULES", "NEWSPIDER_MODULE", "USER_AGENT", "LOG_LEVEL", "ADDONS"}
+)
+COMPONENT_DICTS = frozenset({"EXTENSIONS", "DOWNLOADER_MIDDLEWARES", "ITEM_PIPELINES"})
+_MISSING = object()
+PRIORITY_NAMES = {priority: name for name, priority in SETTINGS_PRIORITIES.items()}
+
+
+def stack_defaults() -> dict[str, Any]:
+    """What the add-on sets: every setting of tianwang/settings.py but the project's own."""
+    names = [name for name in dir(defaults) if name.isupper() and name not in PROJECT_OWN]
+    return {name: getattr(defaults, name) for name in names}
+
+
+class Tianwang:
+    """Scrapy add-on: the tianwang stack, and the vertical named by TIANWANG_VERTICAL."""
+
+    @classmethod
+    def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
+        apply(settings)
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        applied, kept = apply(settings)
+        name = settings.get("TIANWANG_VERTICAL")
+        if name:
+            logger.info("vertical %s: set %s", name, ", ".join(applied) or "nothing")
+        if kept:
+            logger.info("vertical %s: kept %s", name, ", ".join(kept))
+
+
+def apply(settings: BaseSettings) -> tuple[list[str], list[str]]:
+    """Apply the stack, then the vertical; the vertical's settings set and those kept."""
+    apply_stack(settings)
+    return apply_vertical(settings)
+
+
+def apply_stack(settings: BaseSettings) -> None:
+    for name, value in stack_defaults().items():
+        if name in COMPONENT_DICTS:
+            if (settings.getpriority(name) or 0) > PROJECT:
+                continue  # given on the command line (or by the spider): the whole list
+            for path, order in value.items():
+                settings.setdefault_in_component_priority_dict(name, load_object(path), order)
+        elif (settings.getpriority(name) or 0) < ADDON:
+            settings.set(name, value, "addon")
+
+
+def known_verticals(settings: BaseSettings) -> dict[str, dict[str, Any]]:
+    """The built-in verticals and the project's own (TIANWANG_VERTICALS), by name."""
+    try:
+        extra = settings.getdict("TIANWANG_VERTICALS")
+    except ValueError:
+        raise SettingError(
+            "TIANWANG_VERTICALS", settings.get("TIANWANG_VERTICALS"), '{"name": {"SETTING": value}}'
+        ) from None
+    profiles = {**VERTICALS, **{name: _plain(profile) for name, profile in extra.items()}}
+    for name, profile in profiles.items():
+        if not isinstance(profile, dict):
+            raise SettingError("TIANWANG_VERTICALS", extra, f"a dict of settings for {name!r}")
+    return profiles
+
+
+def vertical_profile(settings: BaseSettings, name: str) -> dict[str, Any]:
+    """The settings of vertical `name`; SettingError listing the known ones if none."""
+    profiles = known_verticals(settings)
+    if name not in profiles:
+        raise SettingError("TIANWANG_VERTICAL", name, f"one of: {', '.join(sorted(profiles))}")
+    profile = profiles[name]
+    for key in profile:
+        # A misspelt name would be set, read by nothing, and the vertical silently not work.
+        if not isinstance(key, str) or key not in settings or key.startswith("TIANWANG_VERTICAL"):
+            raise SettingError(
+                "TIANWANG_VERTICAL", name, f"a vertical of known settings, not {key!r}"
+            )
+    return profile
+
+
+def apply_vertical(settings: BaseSettings) -> tuple[list[str], list[str]]:
+    name = settings.get("TIANWANG_VERTICAL") or ""
+    if not name:
+        return [], []
+    applied, kept = [], []
+    for key, value in vertical_profile(settings, str(name)).items():
+        if _yields_to_vertical(settings, key):
+            if settings.getpriority(key) == PROJECT:
+                settings.delete(key, "project")
+            settings.set(key, value, "addon")
+            applied.append(key)
+        else:
+            priority = settings.getpriority(key)
+            kept.append(f"{key}={settings[key]!r} ({PRIORITY_NAMES.get(priority, priority)})")
+    return applied, kept
+
+
+def _yields_to_vertical(settings: BaseSettings, key: str) -> bool:
+    priority = settings.getpriority(key) or 0
+    if priority <= ADDON:
+        return True
+    default = getattr(defaults, key, _MISSING) if key not in PROJECT_OWN else _MISSING
+    return priority == PROJECT and default is not _MISSING and _plain(settings[key]) == default
+
+
+def _plain(value: Any) -> Any:
+    """A settings value as it was written: BaseSettings (how Scrapy holds dicts) to dict."""
+    if isinstance(value, BaseSettings):
+        return {key: _plain(value[key]) for key in value}
+    return value

@@ -1,0 +1,44 @@
+"""Verticals: named settings profiles for one kind of site, chosen per crawl.
+
+    scrapy crawl site -a seeds=seeds.txt -s TIANWANG_VERTICAL=news
+
+A vertical is a dict of settings (any Scrapy or TIANWANG_* setting: seeds, allowed domains,
+topical keywords, depth, politeness). The Tianwang add-on (tianwang/addon.py) applies it at
+add-on priority over the stack's defaults, so anything set on the command line (or in a
+scrapyd job's `setting=`) beats it. A project adds its own with TIANWANG_VERTICALS.
+No Scrapy import here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+VERTICALS: dict[str, dict[str, Any]] = {
+    # News portals: articles sit two or three links below the homepage and go stale fast,
+    # so the crawl stays shallow and follows pages about the news first.
+    "news": {
+        "TIANWANG_MAX_LEVELS": 3,
+        "TIANWANG_KEYWORDS": ["新闻", "报道", "记者", "news", "headline"],
+        "TIANWANG_KEYWORD_BOOST": 3,
+        "DOWNLOAD_DELAY": 1.0,
+    },
+    # Forums (bbs.*): threads are dynamic urls several pages deep; their pages are built
+    # per request, so each host gets one connection and a longer pause.
+    "forum": {
+        "TIANWANG_MAX_LEVELS": 5,
+        "TIANWANG_KEYWORDS": ["帖子", "回复", "论坛", "thread", "reply"],
+        "TIANWANG_KEYWORD_BOOST": 2,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        "DOWNLOAD_DELAY": 2.0,
+    },
+    # Government sites: only *.gov.cn, from the central portal, deep enough for the
+    # documents that departments publish under their own directories.
+    "government": {
+        "TIANWANG_SEEDS": "http://www.gov.cn/",
+        "TIANWANG_ALLOWED_DOMAINS": ["gov.cn"],
+        "TIANWANG_STAY_IN_HOST": False,
+        "TIANWANG_MAX_LEVELS": 4,
+        "ROBOTSTXT_OBEY": True,
+        "DOWNLOAD_DELAY": 2.0,
+    },
+}
