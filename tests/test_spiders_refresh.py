@@ -132,3 +132,27 @@ def test_refresh_without_history_stops_with_a_clear_error(tmp_path: Path) -> Non
     result = scrapy_crawl("refresh", {}, settings, cwd=tmp_path)
     assert result.returncode != 0
     assert "TIANWANG_DATA_DIR" in result.stderr and "TIANWANG_CHANGES=1" in result.stderr
+
+
+def test_changes_report(refreshed: dict, changing_web: TestWeb, tmp_path: Path) -> None:
+    from tests.conftest import tianwang_cli
+
+    png = tmp_path / "rates.png"
+    result = tianwang_cli("changes", "report", str(refreshed["data"]), "--png", str(png))
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    entries = {url for url, visits in refreshed["visits"].items() if visits[-1].entry}
+    listed = {line.strip() for line in out.split("entry pages at their last visit:")[1]
+              .splitlines()[1:] if line.startswith("  ")}
+    assert listed == entries
+    rated = [url for url, visits in refreshed["visits"].items() if len(visits) >= 2]
+    classes = {line.split()[0]: int(line.split()[1]) for line in out.splitlines()
+               if line.startswith(("F1 ", "F2 "))}
+    assert sum(classes.values()) == len(rated)
+    table = out.split("rate/day        urls\n")[1].split("\n\n")[0]
+    assert sum(int(line.split()[-1]) for line in table.splitlines()) == len(rated)
+    never = [url for url in rated if changing_web.truth.get(url, {}).get("change_rate") == 0]
+    assert int(table.splitlines()[0].split()[-1]) >= len(never)  # truth's never-changing: 0
+    missing = tianwang_cli("changes", "report", str(tmp_path / "nothing"))
+    assert missing.returncode == 2 and "TIANWANG_CHANGES=1" in missing.stderr

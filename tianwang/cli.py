@@ -11,6 +11,7 @@ import sys
 
 def build_parser() -> argparse.ArgumentParser:
     from tianwang import demo
+    from tianwang.analysis import changes_commands
     from tianwang.analysis import commands as analysis_commands
     from tianwang.formats import commands as record_commands
     from tianwang.testweb import commands as testweb_commands
@@ -20,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     testweb_commands.register(sub)
     record_commands.register(sub)
     analysis_commands.register(sub)
+    changes_commands.register(sub)
     demo.register(sub)
     return parser
 
