@@ -7,7 +7,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.test import get_crawler
 
 from tests.conftest import project_crawler
-from tianwang.config import SettingError
+from tianwang.config import SettingError, get_int
 from tianwang.frontier.config import FrontierConfig
 from tianwang.spiders.site import SiteSpider
 from tianwang.verticals import VERTICALS
@@ -111,6 +111,9 @@ def test_every_builtin_vertical_passes_the_stack_checks(name: str) -> None:
     FrontierConfig.from_settings(crawler.settings)
     spider = SiteSpider.from_crawler(crawler, seeds="www.example.com")
     assert spider.max_levels == VERTICALS[name]["TIANWANG_MAX_LEVELS"]
+    # The refresh spider's own checks of its bounds (building it needs a crawled history).
+    low = get_int(crawler.settings, "TIANWANG_MIN_REVISIT", minimum=1)
+    assert get_int(crawler.settings, "TIANWANG_MAX_REVISIT", minimum=low) >= low
 
 
 def test_a_component_list_on_the_command_line_is_the_whole_list() -> None:

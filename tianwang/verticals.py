@@ -3,9 +3,9 @@
     scrapy crawl site -a seeds=seeds.txt -s TIANWANG_VERTICAL=news
 
 A vertical is a dict of settings (any Scrapy or TIANWANG_* setting: seeds, allowed domains,
-topical keywords, depth, politeness). The Tianwang add-on (tianwang/addon.py) applies it at
-add-on priority over the stack's defaults, so anything set on the command line (or in a
-scrapyd job's `setting=`) beats it. A project adds its own with TIANWANG_VERTICALS.
+topical keywords, depth, revisit bounds, politeness). The Tianwang add-on (tianwang/addon.py)
+applies it at add-on priority over the stack's defaults, so anything set on the command line
+(or in a scrapyd job's `setting=`) beats it. A project adds its own with TIANWANG_VERTICALS.
 No Scrapy import here.
 """
 
@@ -21,6 +21,9 @@ VERTICALS: dict[str, dict[str, Any]] = {
         "TIANWANG_KEYWORDS": ["新闻", "报道", "记者", "news", "headline"],
         "TIANWANG_KEYWORD_BOOST": 3,
         "DOWNLOAD_DELAY": 1.0,
+        # Revisits (the refresh spider): at most every 15 minutes, at least once a day.
+        "TIANWANG_MIN_REVISIT": 15 * 60,
+        "TIANWANG_MAX_REVISIT": 86400,
     },
     # Forums (bbs.*): threads are dynamic urls several pages deep; their pages are built
     # per request, so each host gets one connection and a longer pause.
@@ -30,6 +33,8 @@ VERTICALS: dict[str, dict[str, Any]] = {
         "TIANWANG_KEYWORD_BOOST": 2,
         "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
         "DOWNLOAD_DELAY": 2.0,
+        "TIANWANG_MIN_REVISIT": 3600,
+        "TIANWANG_MAX_REVISIT": 7 * 86400,
     },
     # Government sites: only *.gov.cn, from the central portal, deep enough for the
     # documents that departments publish under their own directories.
@@ -40,5 +45,7 @@ VERTICALS: dict[str, dict[str, Any]] = {
         "TIANWANG_MAX_LEVELS": 4,
         "ROBOTSTXT_OBEY": True,
         "DOWNLOAD_DELAY": 2.0,
+        "TIANWANG_MIN_REVISIT": 86400,
+        "TIANWANG_MAX_REVISIT": 30 * 86400,
     },
 }
