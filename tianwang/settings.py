@@ -55,6 +55,8 @@ ITEM_PIPELINES = {
     # Dedup first (a copy is never stored); the link graph only for what was stored.
     "tianwang.pipelines.dedup.MD5DedupPipeline": 700,
     "tianwang.pipelines.storage.TianwangStoragePipeline": 800,
+    # In a crawl shared through Redis: mark the page stored at once (off in a local crawl).
+    "tianwang.distributed.pipelines.StoredMarkPipeline": 810,
     "tianwang.pipelines.linkgraph.LinkGraphPipeline": 900,
 }
 
@@ -150,3 +152,17 @@ TIANWANG_VERTICALS: dict[str, dict] = {}
 TIANWANG_SEEDS = ""
 # Domains the crawl keeps to, each with its subdomains (Scrapy's offsite filter); [] = any.
 TIANWANG_ALLOWED_DOMAINS: list[str] = []
+
+# --- distributed crawl (issue 7, DESIGN.md section 10) ---
+# Redis shared by the crawl's nodes (redis://host:port/db); "" crawls locally, alone.
+TIANWANG_REDIS_URL = ""
+# Name of the shared crawl in Redis; nodes with the same Redis and job crawl together ("" = spider).
+TIANWANG_REDIS_JOB = ""
+# This node's name, unique in the job; "" = hostname-pid.
+TIANWANG_NODE_NAME = ""
+# Buckets hosts are hashed into (phase one); the bucket table maps each to a node (phase two).
+TIANWANG_BUCKETS = 1024
+# Seconds without a heartbeat before a node counts as dead and its requests go to the others.
+TIANWANG_LEASE_SECONDS = 30
+# Requests a node takes from its Redis queue in one call (and pushes in one call, at most).
+TIANWANG_REDIS_BATCH = 64

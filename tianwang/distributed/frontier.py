@@ -9,6 +9,8 @@ Keys, all under ``tianwang:<job>:``:
     bloom:<seg>    the Bloom filter's bitmaps (bloom.py)
     table          hash bucket -> node; table:nodes the sorted live nodes it was made for
     nodes          set of the nodes taking part; alive:<node> a key that expires with the lease
+    stored         hash of the leased members whose page is stored (until their ack): a
+                   node killed between storing a page and its ack does not get it stored twice
     starting       set of the nodes whose spider start() is not yet fully pushed
     seeded         set once any request was pushed
 
@@ -86,6 +88,7 @@ local function take(member, score)
   out[#out + 1] = member
   out[#out + 1] = score
   out[#out + 1] = redis.call('HGET', p .. 'req', member)
+  out[#out + 1] = redis.call('HEXISTS', p .. 'stored', member)
 end
 local sorted = redis.call('ZPOPMIN', q, tonumber(ARGV[3]))
 for i = 1, #sorted, 2 do take(sorted[i], sorted[i + 1]) end
@@ -104,6 +107,7 @@ local p, node = ARGV[1], ARGV[2]
 for i = 3, #ARGV do
   if redis.call('HDEL', p .. 'lease:' .. node, ARGV[i]) == 1 then
     redis.call('HDEL', p .. 'req', ARGV[i])
+    redis.call('HDEL', p .. 'stored', ARGV[i])
   end
 end
 return 0
@@ -166,6 +170,7 @@ class Taken:
     weight: int
     priority: int
     blob: bytes
+    stored: bool  # fetched before by a node that died after storing it, before its ack
 
 
 @dataclass(frozen=True)
@@ -230,11 +235,15 @@ class RedisFrontier:
         """Lease up to sorted_count requests by score, then random_count at random."""
         reply = self._take(args=[self.prefix, self.node, sorted_count, random_count])
         taken = []
-        for i in range(0, len(reply), 3):
+        for i in range(0, len(reply), 4):
             member = reply[i].decode("ascii")
             bucket, weight, priority = unrank(member, reply[i + 1])
-            taken.append(Taken(member, bucket, weight, priority, reply[i + 2]))
+            taken.append(Taken(member, bucket, weight, priority, reply[i + 2], bool(reply[i + 3])))
         return taken
+
+    def stored(self, member: str) -> None:
+        """The page of this leased request is stored: were it fetched again, not to store it."""
+        self.client.hset(self.key("stored"), member, 1)
 
     def ack(self, members: Iterable[str]) -> None:
         """These requests are done with: their lease and their stored request go."""

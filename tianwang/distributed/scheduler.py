@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# meta of a request whose page a dead node stored: the spider parses it for links only.
+STORED_META = "tianwang_stored"
 POLL_INTERVAL = 0.1  # seconds between flushes, acks and refills besides next_request
 # A Redis restart or a network blip: retry for about 30 s before the crawl gives up.
 RETRY = Retry(ExponentialBackoff(cap=0.5, base=0.05), 60)
@@ -109,6 +111,7 @@ class RedisFrontierScheduler(BaseScheduler):
         self._local: dict[int, tuple[Taken, Request]] = {}
         self._next_id = 0
         self._inflight: dict[Request, tuple[str, int]] = {}  # handed out -> (member, slot)
+        self._members: dict[str, str] = {}  # url handed out -> member
         self._done: list[str] = []  # finished, to ack after the outbox is pushed
         self._owned: set[int] = set()
         self._starting = True
@@ -155,6 +158,14 @@ class RedisFrontierScheduler(BaseScheduler):
             self.stats.inc_value(name, count)
         self.slots.close()
 
+    def page_stored(self, item: Any) -> None:
+        """The item's page is written (StoredMarkPipeline): say so in Redis before its ack,
+        for a kill in between must not get it stored again by the node that fetches it next."""
+        url = getattr(item, "requested_url", None)  # a PageItem's first url (before redirects)
+        member = self._members.get(url) if url else None
+        if member is not None:
+            self.frontier.stored(member)
+
     def has_pending_requests(self) -> bool:
         return bool(self._local or self._outbox) or not self._finished
 
@@ -187,6 +198,7 @@ class RedisFrontierScheduler(BaseScheduler):
         taken, request = self._local.pop(item)
         slot = self.queue.slot(item)
         self._inflight[request] = (taken.member, slot)
+        self._members[request.url] = taken.member
         self.slots.handed_out(request, self.queue_slots.downloader_slot(slot))
         self.counts["scheduler/dequeued"] += 1
         return request
@@ -235,6 +247,9 @@ class RedisFrontierScheduler(BaseScheduler):
         item = self._next_id
         self._next_id += 1
         request = decode(taken.blob, self.spider)
+        if taken.stored:
+            request.meta[STORED_META] = True
+            self.counts["tianwang/redis/stored_before"] += 1
         self._local[item] = (taken, request)
         name = self.queue_slots.name(self.slots.key(request), request.meta.get("depth", 0))
         slot = self.queue_slots.number(name)
@@ -249,6 +264,7 @@ class RedisFrontierScheduler(BaseScheduler):
         finished = [request for request in self._inflight if request not in inprogress]
         for request in finished:
             member, slot = self._inflight.pop(request)
+            self._members.pop(request.url, None)
             self._done.append(member)
             self.slots.reached(request)
             self.queue_slots.finished(slot)

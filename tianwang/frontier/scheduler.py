@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +33,6 @@ from tianwang.frontier.levels import QueueSlots
 from tianwang.frontier.queue import FrontierQueue
 from tianwang.frontier.slots import DownloaderSlots, engine_of
 from tianwang.frontier.store import Entry, MemoryStore, RequestLog, clip
-from tianwang.urls import url_weight
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,18 +53,15 @@ class FrontierScheduler(BaseScheduler):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
+        if crawler.settings.get("TIANWANG_REDIS_URL"):  # the one switch to a shared crawl
+            from tianwang.distributed.scheduler import RedisFrontierScheduler
+
+            return RedisFrontierScheduler.from_crawler(crawler)  # type: ignore[return-value]
         config = FrontierConfig.from_settings(crawler.settings)
         queue = FrontierQueue(config.sorted_picks, config.random_picks, seed=config.seed)
         dupefilter = BloomDupeFilter(config.expected_urls, config.error_rate)
-        weigh = partial(
-            url_weight,
-            initial=config.initial_weight,
-            words=config.penalty_words,
-            word_penalty=config.word_penalty,
-            index_pages=config.index_pages,
-        )
         jobdir = job_dir(crawler.settings)
-        return cls(queue, dupefilter, weigh, jobdir, crawler, levels=config.levels)
+        return cls(queue, dupefilter, config.weigher(), jobdir, crawler, levels=config.levels)
 
     def __init__(
         self,

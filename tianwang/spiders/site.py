@@ -34,6 +34,7 @@ _LINK_XPATH = "//a/@href | //area/@href"
 # What a reader sees of a page: its text nodes, not markup, attribute values or scripts.
 _TEXT_XPATH = "//text()[not(ancestor::script or ancestor::style)]"
 BOOST_META = "tianwang_boost"
+STORED_META = "tianwang_stored"  # set by the Redis frontier (tianwang.distributed.scheduler)
 _DOMAIN = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)*\Z")
 
 
@@ -65,8 +66,10 @@ class SiteSpider(Spider):
         spider.store_types = frozenset(get_str_list(settings, "TIANWANG_STORE_TYPES"))
         spider.keywords = get_keywords(settings, "TIANWANG_KEYWORDS")
         spider.keyword_boost = get_int(settings, "TIANWANG_KEYWORD_BOOST", minimum=0)
-        # Bad seeds stop the crawl here, before anything is fetched.
-        spider.seed_urls = load_seeds(spider.seeds_arg)
+        # Bad seeds stop the crawl here, before anything is fetched. A node joining a crawl
+        # shared through Redis needs none: the crawl was seeded by another node.
+        joining = settings.get("TIANWANG_REDIS_URL") and spider.seeds_arg is None
+        spider.seed_urls = [] if joining else load_seeds(spider.seeds_arg)
         return spider
 
     async def start(self) -> AsyncIterator[Request]:
@@ -77,7 +80,9 @@ class SiteSpider(Spider):
         level = response.meta.get("depth", 0) + 1
         mime = media_type(response)
         links = extract_links(response) if mime == "text/html" else []
-        if mime in self.store_types:
+        if response.meta.get(STORED_META):
+            pass  # stored by a node of a shared crawl that died before saying it was done
+        elif mime in self.store_types:
             yield page_item(response, level, links)
         else:
             self.crawler.stats.inc_value(f"tianwang/skipped/{mime or 'unknown'}")
