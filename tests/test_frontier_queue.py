@@ -137,17 +137,26 @@ def test_pending_by_key_counts_what_is_left() -> None:
     assert set(counts) <= {(0, 0), (1, 0), (2, 0)}
 
 
-def test_alternation_measured_over_10000_picks() -> None:
-    """Sorted picks are exactly the highest-weight pending ids (first come among equals);
-    random picks are uniform over the pending ids (chi-square, fixed seed)."""
+@pytest.mark.parametrize("turns", [0, 16])
+def test_alternation_measured_over_10000_picks(turns: int) -> None:
+    """Sorted picks are exactly the highest-weight pending ids (first come among equals, or
+    with turns, each slot's k-th before any slot's k+1-th for k < turns); random picks are
+    uniform over the pending ids (chi-square, fixed seed)."""
     rng = random.Random(20261122)
     n = 20_000
     weights = [rng.choice([10, 9, 9, 8, 8, 8, 7, 6, 5, 3, 0]) for _ in range(n)]
-    queue = FrontierQueue(1, 1, seed=99)
+    slots = [rng.randrange(50) for _ in range(n)]
+    queue = FrontierQueue(1, 1, seed=99, turns=turns)
     for item, weight in enumerate(weights):
-        queue.push(item, (weight, 0), item % 50)
-    # Independent reference: a heap of (-weight, id) with lazy deletion, a sorted id list.
-    heap = [(-weight, item) for item, weight in enumerate(weights)]
+        queue.push(item, (weight, 0), slots[item])
+    # Independent reference: a heap of (-weight, turn, id) with lazy deletion, a sorted id
+    # list; an id's turn is how many ids of its slot and weight came before it, at most turns.
+    seen: dict[tuple[int, int], int] = {}
+    heap = []
+    for item, weight in enumerate(weights):
+        before = seen.get((slots[item], weight), 0)
+        seen[slots[item], weight] = before + 1
+        heap.append((-weight, min(before, turns), item))
     heapq.heapify(heap)
     pending = list(range(n))
     taken: set[int] = set()
@@ -157,9 +166,9 @@ def test_alternation_measured_over_10000_picks() -> None:
         before = queue.picks["sorted"]
         item = queue.pop()
         if queue.picks["sorted"] > before:
-            while heap[0][1] in taken:
+            while heap[0][2] in taken:
                 heapq.heappop(heap)
-            mismatches += heap[0][1] != item
+            mismatches += heap[0][2] != item
         else:
             rank = bisect_left(pending, item)
             bins[rank * len(bins) // len(pending)] += 1

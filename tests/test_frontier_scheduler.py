@@ -59,6 +59,8 @@ def drain(frontier: FrontierScheduler) -> list[str]:
         ("TIANWANG_BLOOM_ERROR_RATE", 1.5),
         ("TIANWANG_BLOOM_ERROR_RATE", "often"),
         ("TIANWANG_FRONTIER_SEED", "x"),
+        ("TIANWANG_HOST_TURNS", -1),
+        ("TIANWANG_INDEX_PAGES", "a/index.html"),
     ],
 )
 def test_a_bad_setting_is_refused_by_name(name: str, value: object) -> None:
@@ -118,6 +120,17 @@ def test_an_index_page_goes_with_its_directory_unless_index_pages_are_off() -> N
         overrides = {} if index_pages is None else {"TIANWANG_INDEX_PAGES": index_pages}
         frontier, _ = scheduler(TIANWANG_SORTED_PICKS=1000, **overrides)
         for url in urls:
+            frontier.enqueue_request(Request(url))
+        assert drain(frontier) == expected
+
+
+def test_hosts_take_turns_among_equal_weights_unless_host_turns_is_0() -> None:
+    a = [f"http://a.example.com/{name}/" for name in ("news", "about", "jobs")]  # weight 9
+    b = "http://b.example.com/news/"
+    for turns, expected in [(None, [a[0], b, a[1], a[2]]), (0, [*a, b])]:
+        overrides = {} if turns is None else {"TIANWANG_HOST_TURNS": turns}
+        frontier, _ = scheduler(TIANWANG_SORTED_PICKS=1000, **overrides)
+        for url in [*a, b]:  # host a's homepage was parsed first
             frontier.enqueue_request(Request(url))
         assert drain(frontier) == expected
 

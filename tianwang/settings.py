@@ -117,6 +117,10 @@ TIANWANG_KEYWORD_BOOST = 2
 TIANWANG_SORTED_PICKS = 1
 # ... this many random picks (any pending request, uniformly), repeating; both >= 1.
 TIANWANG_RANDOM_PICKS = 1
+# Among urls of equal weight, hosts take turns for their first this many urls (each host's
+# k-th before any host's k+1-th), then first come first served; 0 = first come first served
+# throughout, so the host whose links came first has its connection spent on all of them.
+TIANWANG_HOST_TURNS = 16
 # Seed of the random picks, for a repeatable order; None draws one from the system.
 TIANWANG_FRONTIER_SEED = None
 # Urls the request Bloom filter is sized for: 10 million at 1e-6 take 36 MB of memory.

@@ -25,6 +25,7 @@ class FrontierConfig:
     penalty_words: tuple[str, ...]
     word_penalty: int
     index_pages: frozenset[str]
+    host_turns: int
     levels: bool  # a level limit is set: crawl each host level by level (levels.py)
 
     @classmethod
@@ -46,6 +47,7 @@ class FrontierConfig:
             penalty_words=_penalty_words(settings, "TIANWANG_PENALTY_WORDS"),
             word_penalty=get_int(settings, "TIANWANG_PENALTY_WORD_WEIGHT", minimum=0),
             index_pages=_index_pages(settings, "TIANWANG_INDEX_PAGES"),
+            host_turns=get_int(settings, "TIANWANG_HOST_TURNS", minimum=0),
             levels=get_int(settings, "TIANWANG_MAX_LEVELS", minimum=0) > 0,
         )
 

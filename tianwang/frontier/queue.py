@@ -10,6 +10,12 @@ million pending items fit in a few hundred MB:
   ``randrange`` and a take is a swap-remove; items taken by the other kind of pick are
   skipped lazily when they reach a FIFO head.
 
+Hosts take turns (``turns`` > 0): among items of one key, a slot's k-th item goes before
+any slot's (k+1)-th, for its first ``turns`` items; the rest leave first come, first served.
+Without it, a host whose links came first would have its one connection spent on all of
+them (its about pages and small sections too) before a later host's main sections get one.
+The turn is part of the level's key, so it costs nothing at pick time.
+
 Host awareness: a pick asks ``full(slot)`` and skips items whose slot is full. A sorted
 pick moves such an item from the key's FIFO to a per-slot FIFO of that key ("parked"), so
 it keeps its place: the candidates are the main head and the oldest parked item of a slot
@@ -29,7 +35,8 @@ from collections.abc import Callable, Iterator
 # on full slots; a pick that gives up becomes a sorted pick, which scans exactly.
 RANDOM_TRIES = 32
 
-Key = tuple[int, int]
+Key = tuple[int, int]  # (weight, priority): the order the scheduler asks for
+_LevelKey = tuple[int, int, int]  # (weight, priority, -turn)
 
 
 class _Fifo:
@@ -134,16 +141,21 @@ class _Level:
 class FrontierQueue:
     """Pending request ids in seed 000's order: N sorted picks, then M random, repeating."""
 
-    def __init__(self, sorted_picks: int = 1, random_picks: int = 1, seed: int | None = None):
+    def __init__(self, sorted_picks: int = 1, random_picks: int = 1, seed: int | None = None,
+                 turns: int = 0):
         if sorted_picks < 1 or random_picks < 1:
             raise ValueError("sorted_picks and random_picks must both be >= 1")
+        if turns < 0:
+            raise ValueError("turns must be >= 0")
+        self.turns = turns
+        self._pushed: Counter[tuple[int, Key]] = Counter()  # (slot, key) -> items pushed
         self.sorted_picks = sorted_picks
         self.random_picks = random_picks
         self.rng = random.Random(seed)
         self.picks = Counter({"sorted": 0, "random": 0})
         self._cycle = 0  # position in the N + M cycle
-        self._levels: dict[Key, _Level] = {}
-        self._keys: list[Key] = []  # ascending
+        self._levels: dict[_LevelKey, _Level] = {}
+        self._keys: list[_LevelKey] = []  # ascending
         self._pos = array("q")  # id -> index in _dense, -1 when not pending
         self._slot_of = array("i")  # id -> slot number
         self._dense = array("q")  # the pending ids, in no order
@@ -162,11 +174,21 @@ class FrontierQueue:
         self._pos.append(len(self._dense))
         self._slot_of.append(slot)
         self._dense.append(item)
-        level = self._levels.get(key)
+        level_key = (*key, -self._turn(slot, key))
+        level = self._levels.get(level_key)
         if level is None:
-            level = self._levels[key] = _Level()
-            insort(self._keys, key)
+            level = self._levels[level_key] = _Level()
+            insort(self._keys, level_key)
         level.main.items.append(item)
+
+    def _turn(self, slot: int, key: Key) -> int:
+        """0 for a slot's first item of this key, 1 for its second, ..., at most turns."""
+        if not self.turns:
+            return 0
+        turn = self._pushed[slot, key]
+        if turn < self.turns:
+            self._pushed[slot, key] = turn + 1
+        return turn
 
     def pop(self, full: Callable[[int], bool] | None = None) -> int | None:
         """The next id to fetch, or None when every pending id is on a full slot."""
@@ -227,10 +249,10 @@ class FrontierQueue:
 
     def pending_by_key(self) -> Counter[Key]:
         """How many ids are pending per key (for the close stats; walks every id)."""
-        pos = self._pos
-        return Counter(
-            {key: n for key, level in self._levels.items() if (n := _pending(level, pos))}
-        )
+        pos, counts = self._pos, Counter[Key]()
+        for (weight, priority, _turn), level in self._levels.items():
+            counts[weight, priority] += _pending(level, pos)
+        return +counts  # without the keys of no pending id
 
 
 def _pending(level: _Level, pos: array) -> int:

@@ -58,7 +58,8 @@ class FrontierScheduler(BaseScheduler):
 
             return RedisFrontierScheduler.from_crawler(crawler)  # type: ignore[return-value]
         config = FrontierConfig.from_settings(crawler.settings)
-        queue = FrontierQueue(config.sorted_picks, config.random_picks, seed=config.seed)
+        queue = FrontierQueue(config.sorted_picks, config.random_picks, seed=config.seed,
+                              turns=config.host_turns)
         dupefilter = BloomDupeFilter(config.expected_urls, config.error_rate)
         jobdir = job_dir(crawler.settings)
         return cls(queue, dupefilter, config.weigher(), jobdir, crawler, levels=config.levels)
