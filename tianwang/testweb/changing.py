@@ -102,6 +102,10 @@ class Changes:
         """How many times the page changed in (CLOCK_START, at]."""
         return sum(1 for t in self._times(url, at) if t <= at)
 
+    def change_times(self, url: str, at: float) -> list[float]:
+        """When the page changed in (CLOCK_START, at], in order."""
+        return [t for t in self._times(url, at) if t <= at]
+
     def last_change(self, url: str, at: float) -> float:
         """When the page's content last changed (CLOCK_START if never)."""
         times = [t for t in self._times(url, at) if t <= at]
