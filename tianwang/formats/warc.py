@@ -65,7 +65,7 @@ def export_tree(data_dir: str | os.PathLike[str], out: str | os.PathLike[str]) -
     handle, temp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as file:
-            count = _write_all(WARCWriter(file, gzip=True), data_dir)
+            count = _write_all(WARCWriter(file, gzip=True), data_dir, out.name)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temp, out)
@@ -75,13 +75,9 @@ def export_tree(data_dir: str | os.PathLike[str], out: str | os.PathLike[str]) -
     return count
 
 
-def _write_all(writer: WARCWriter, data_dir: str | os.PathLike[str]) -> int:
-    writer.write_record(
-        writer.create_warcinfo_record(
-            Path(data_dir).name or str(data_dir),
-            {"software": "tianwang", "format": "WARC File Format 1.0"},
-        )
-    )
+def _write_all(writer: WARCWriter, data_dir: str | os.PathLike[str], filename: str) -> int:
+    info = {"software": "tianwang", "format": "WARC File Format 1.0", "source": str(data_dir)}
+    writer.write_record(writer.create_warcinfo_record(filename, info))
     count = 0
     for path, record in iter_tree(data_dir):
         try:
