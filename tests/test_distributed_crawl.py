@@ -77,7 +77,8 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Web]:
 
 
 @pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+def fresh_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of the test's own, which the test may restart."""
     server = RedisServer(tmp_path / "redis").start()
     try:
         yield server
@@ -181,10 +182,10 @@ def assert_fetched_once(
 
 
 def test_three_nodes_store_what_one_crawl_stores_each_host_on_one_node(
-    web: Web, redis_server: RedisServer, tmp_path: Path
+    web: Web, fresh_redis: RedisServer, tmp_path: Path
 ) -> None:
     start = access_lines(web)
-    procs = start_nodes(web, redis_server, tmp_path)
+    procs = start_nodes(web, fresh_redis, tmp_path)
     wait_all(procs, tmp_path)
     for i, proc in enumerate(procs):
         assert proc.returncode == 0, node_log(tmp_path, i)[-3000:]
@@ -206,10 +207,10 @@ def test_three_nodes_store_what_one_crawl_stores_each_host_on_one_node(
 
 
 def test_kill_9_of_one_node_midway_still_stores_every_page_once(
-    web: Web, redis_server: RedisServer, tmp_path: Path
+    web: Web, fresh_redis: RedisServer, tmp_path: Path
 ) -> None:
     start = access_lines(web)
-    procs = start_nodes(web, redis_server, tmp_path, DOWNLOAD_DELAY="0.1")
+    procs = start_nodes(web, fresh_redis, tmp_path, DOWNLOAD_DELAY="0.1")
     deadline = time.monotonic() + 60
     while len(fetched_since(web, start)) < len(web.expected) // 3:
         assert time.monotonic() < deadline and procs[0].poll() is None, node_log(tmp_path, 0)
@@ -229,15 +230,15 @@ def test_kill_9_of_one_node_midway_still_stores_every_page_once(
 
 
 def test_a_redis_restart_midway_loses_nothing(
-    web: Web, redis_server: RedisServer, tmp_path: Path
+    web: Web, fresh_redis: RedisServer, tmp_path: Path
 ) -> None:
     start = access_lines(web)
-    procs = start_nodes(web, redis_server, tmp_path, DOWNLOAD_DELAY="0.1")
+    procs = start_nodes(web, fresh_redis, tmp_path, DOWNLOAD_DELAY="0.1")
     deadline = time.monotonic() + 60
     while len(fetched_since(web, start)) < len(web.expected) // 3:
         assert time.monotonic() < deadline, node_log(tmp_path, 0)
         time.sleep(0.05)
-    redis_server.restart()
+    fresh_redis.restart()
     wait_all(procs, tmp_path)
     for i, proc in enumerate(procs):
         assert proc.returncode == 0, node_log(tmp_path, i)[-3000:]

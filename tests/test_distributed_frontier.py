@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from tests.redis_server import RedisServer, redis_server  # noqa: F401 - the fixture
+from tests.redis_server import RedisServer
 from tianwang.distributed.bloom import BloomShape
 from tianwang.distributed.frontier import Push, RedisFrontier
 from tianwang.distributed.mapping import bucket_of
