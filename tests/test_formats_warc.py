@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,6 +97,13 @@ def test_real_crawl_exports_one_response_per_record(mirror_crawl: dict, tmp_path
         (r.url, r.ip, r.http.body) for r in stored
     ]
     assert all(r["digest"] == sha1_digest(r["body"]) for r in exported)
+    # warcio's own validator: every block and payload digest checks out.
+    check = subprocess.run(
+        [sys.executable, "-m", "warcio.cli", "check", "-v", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.count("digest pass") == len(stored) + 1  # and the warcinfo record
 
 
 def test_a_truncated_tree_gives_a_clear_error_and_no_file(tree: Path, tmp_path: Path) -> None:
