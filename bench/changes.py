@@ -2,6 +2,7 @@
 
     python bench/changes.py [--seed 13] [--hosts 12] [--max-pages 60] [--learn-days 14]
                             [--days 14] [--budget 1.0]
+    python bench/changes.py --estimators   # relative errors of the estimators, n = 20
 
 1. Learning: a test web process (--changing) is visited once a simulated day for
    --learn-days days, every html page with a conditional GET over HTTP; a visit saw a change
@@ -155,6 +156,37 @@ def _stale_since(changes, url: str, version: int, now: float) -> float:
     return changes.change_times(url, now)[version]
 
 
+def estimators(n: int = 20, histories: int = 2000, seed: int = 1) -> None:
+    """Median relative error of the naive, bias-reduced and ML (uneven intervals) estimates
+    for n visits, at rates from 0.1x to 5x the visit frequency, and pooled."""
+    import math
+    import random
+    import statistics
+
+    from tianwang.analysis.changes import bias_reduced_rate, mle_rate, naive_rate
+
+    rng = random.Random(seed)
+    grid = [0.1 * 50 ** (k / 11) for k in range(12)]
+    pooled: dict[str, list[float]] = {"naive": [], "bias-reduced": [], "ML uneven": []}
+    print("| rate / visit frequency | naive | bias-reduced | ML, uneven intervals |")
+    print("|---|---|---|---|")
+    for rate in grid:
+        errors: dict[str, list[float]] = {name: [] for name in pooled}
+        for _ in range(histories):
+            x = sum(rng.random() < -math.expm1(-rate) for _ in range(n))
+            errors["naive"].append(abs(naive_rate(n, x, 1.0) - rate) / rate)
+            errors["bias-reduced"].append(abs(bias_reduced_rate(n, x, 1.0) - rate) / rate)
+            gaps = [rng.uniform(0.5, 1.5) for _ in range(n)]
+            seen = [rng.random() < -math.expm1(-rate * t) for t in gaps]
+            errors["ML uneven"].append(abs(mle_rate(gaps, seen) - rate) / rate)
+        for name, values in errors.items():
+            pooled[name] += values
+        print(f"| {rate:.2f} | " + " | ".join(
+            f"{statistics.median(v):.2f}" for v in errors.values()) + " |")
+    print("| pooled | " + " | ".join(
+        f"{statistics.median(v):.3f}" for v in pooled.values()) + " |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=13)
@@ -164,7 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=14)
     parser.add_argument("--budget", type=float, default=1.0,
                         help="fetches a simulated day per page (default 1)")
+    parser.add_argument("--estimators", action="store_true",
+                        help="only the estimators' errors on simulated histories (no web)")
     args = parser.parse_args(argv)
+    if args.estimators:
+        estimators()
+        return 0
     web_args = (args.seed, args.hosts, args.max_pages)
     model = SyntheticWeb(*web_args, changing=True)
     truth = [r for r in model.truth(bodies=False) if r["blocks"] and r["robots_allowed"]]
