@@ -183,3 +183,19 @@ def test_a_redis_restart_loses_no_queued_request(tmp_path) -> None:
         assert a.push([push_of(urls[0], 10)]) == [False]  # the Bloom filter survived too
     finally:
         server.stop()
+
+
+def test_what_a_leaving_node_holds_goes_to_the_others(redis_server, job) -> None:
+    a, b = node(redis_server, job, "a"), node(redis_server, job, "b")
+    a.heartbeat(30)
+    b.heartbeat(30)
+    urls = [f"http://l{i}.example.com/" for i in range(60)]
+    a.push([push_of(url, 10) for url in urls])
+    held = a.take(3, 0)
+    a.release([t.member for t in held])
+    a.leave()
+    assert not b.finished()  # a's requests are still to be fetched
+    b.heartbeat(30)  # rebalances without a, then hands on what a left
+    assert set(b.table()) == {"b"}
+    assert sorted(drain(b)) == sorted(urls)
+    assert b.finished()

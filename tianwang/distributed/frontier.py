@@ -323,13 +323,11 @@ class RedisFrontier:
         return table
 
     def leave(self) -> None:
-        """Stop taking part: the others rebalance at their next heartbeat."""
-        with self.client.pipeline() as pipe:
-            pipe.srem(self.key("nodes"), self.node)
-            pipe.srem(self.key("starting"), self.node)
-            pipe.delete(self.key(f"alive:{self.node}"))
-            pipe.execute()
-        self._reap_node("")  # anything pushed to this node meanwhile goes on
+        """Stop taking part. What this node still holds goes to the queue of no one (its
+        buckets are still its own in the table), which the others hand on once their next
+        heartbeat has rebalanced the table without it."""
+        self.client.delete(self.key(f"alive:{self.node}"))
+        self._reap_node(self.node)
 
     # --- start and end ---------------------------------------------------------------------
 
