@@ -138,7 +138,9 @@ def test_changes_report(refreshed: dict, changing_web: TestWeb, tmp_path: Path) 
     from tests.conftest import tianwang_cli
 
     png = tmp_path / "rates.png"
-    result = tianwang_cli("changes", "report", str(refreshed["data"]), "--png", str(png))
+    urls = tmp_path / "rates.tsv"
+    result = tianwang_cli("changes", "report", str(refreshed["data"]), "--png", str(png),
+                          "--urls", str(urls))
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
@@ -154,5 +156,12 @@ def test_changes_report(refreshed: dict, changing_web: TestWeb, tmp_path: Path) 
     assert sum(int(line.split()[-1]) for line in table.splitlines()) == len(rated)
     never = [url for url in rated if changing_web.truth.get(url, {}).get("change_rate") == 0]
     assert int(table.splitlines()[0].split()[-1]) >= len(never)  # truth's never-changing: 0
+    rows = [line.split("\t") for line in urls.read_text().splitlines()[1:]]
+    assert {row[0] for row in rows} == set(refreshed["visits"])
+    for row in rows:
+        if row[3]:
+            assert float(row[4]) <= float(row[3]) <= float(row[5])
+            if changing_web.truth.get(row[0], {}).get("change_rate") == 0:
+                assert float(row[3]) == 0.0  # never changed in truth, never seen to change
     missing = tianwang_cli("changes", "report", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "TIANWANG_CHANGES=1" in missing.stderr

@@ -35,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("dir", metavar="DIR", help=f"a data directory holding {FILE_NAME}")
     report.add_argument("--png", metavar="FILE",
                         help="histogram of the rates (default: DIR/change_rates.png)")
+    report.add_argument("--urls", metavar="FILE",
+                        help="also write one line a url: rate, 95%% interval, class, entry")
     report.add_argument("--min-revisit", type=float, default=defaults.TIANWANG_MIN_REVISIT,
                         help="shortest revisit interval, seconds (default: the setting's)")
     report.add_argument("--max-revisit", type=float, default=defaults.TIANWANG_MAX_REVISIT,
@@ -63,7 +65,28 @@ def cmd_report(args: argparse.Namespace) -> int:
     png = Path(args.png) if args.png else Path(args.dir) / "change_rates.png"
     histogram(png, [r.estimate.rate for r in rates if r.estimate is not None])
     print(f"histogram: {png}")
+    if args.urls:
+        write_urls(Path(args.urls), rates)
+        print(f"urls: {args.urls}")
     return 0
+
+
+def write_urls(path: Path, rates: list[UrlRate]) -> None:
+    """A tab-separated table of every url's estimate (written whole, then renamed)."""
+    rated = [r.estimate.rate for r in rates if r.estimate is not None]
+    mean = sum(rated) / len(rated) if rated else 0.0
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as out:
+        out.write("url\tvisits\tchanges\trate_per_day\tlow\thigh\tclass\tentry\n")
+        for r in rates:
+            e = r.estimate
+            if e is None:
+                out.write(f"{r.url}\t1\t0\t\t\t\t\t{int(r.entry)}\n")
+                continue
+            cls = "F1" if e.rate >= mean else "F2"
+            out.write(f"{r.url}\t{e.visits}\t{e.changes}\t{e.rate:.6g}\t{e.low:.6g}\t"
+                      f"{e.high:.6g}\t{cls}\t{int(r.entry)}\n")
+    tmp.replace(path)
 
 
 def write_report(out: TextIO, visits: list[Visit], rates: list[UrlRate], min_revisit: float,
