@@ -199,3 +199,18 @@ def test_what_a_leaving_node_holds_goes_to_the_others(redis_server, job) -> None
     assert set(b.table()) == {"b"}
     assert sorted(drain(b)) == sorted(urls)
     assert b.finished()
+
+
+@pytest.mark.parametrize(("turns", "order"), [(0, "a1 a2 a3 b1 b2 b3"), (2, "a1 b1 a2 b2 a3 b3")])
+def test_hosts_take_turns_among_equal_weights_as_in_the_local_frontier(
+    redis_server, job, turns: int, order: str
+) -> None:
+    a = node(redis_server, job, "a")
+    a.turns = turns
+    a.heartbeat(30)
+    pushes = []
+    for name in ("a1", "a2", "a3", "b1", "b2", "b3"):
+        url = f"http://{name[0]}.example.com/{name}"
+        pushes.append(Push(0, 9, 0, url.encode(), fingerprint(url), f"{name[0]}.example.com"))
+    a.push(pushes)
+    assert [url.rsplit("/", 1)[1] for url in drain(a)] == order.split()

@@ -15,10 +15,12 @@ Keys, all under ``tianwang:<job>:``:
     seeded         set once any request was pushed
 
 A member is "<bucket>:<id>". Its score orders the queue as the local frontier does: the
-higher (weight, priority) first, then the older id (first come, first served), in one double:
-``-rank * 2**31 + id`` with rank = (weight + 1024) * 1024 + priority + 512 (weights clipped to
-[-1024, 1023], priorities to [-512, 511], ids below 2**31: 52 bits, exact). A sorted take is
-ZPOPMIN, a random take ZRANDMEMBER (uniform over the node's queue).
+higher (weight, priority) first; among equals hosts take turns (a host's k-th request of that
+key before any host's k+1-th, for its first TIANWANG_HOST_TURNS, at most 31 here; counted in
+the hash ``turns``); then the older id (first come, first served). All in one double,
+``-(key * 32 + 31 - turn) * 2**31 + id`` with key = (weight + 256) * 128 + priority + 64
+(weights clipped to [-256, 255], priorities to [-64, 63], ids below 2**31: 52 bits, exact).
+A sorted take is ZPOPMIN, a random take ZRANDMEMBER (uniform over the node's queue).
 
 Every change that must be atomic is one Lua script, and every script works on a batch, so a
 node makes one round trip per batch of pushes, takes or acks. Scripts are idempotent where a
@@ -32,22 +34,31 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from redis import Redis, WatchError
+from redis.commands.core import Script
+from redis.exceptions import NoScriptError
 
 from tianwang.distributed.bloom import LUA_TEST_AND_SET, BloomShape
 from tianwang.distributed.mapping import rebalance
 
 SHIFT = 2**31
 MAX_ID = 2**31 - 1
+MAX_TURNS = 31  # the score has 5 bits for a host's turn
 
 PUSH = LUA_TEST_AND_SET + """
-local p, k = ARGV[1], tonumber(ARGV[2])
-local out, i = {}, 3
+local p, k, turns = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local out, i = {}, 4
 while i <= #ARGV do
-  local bucket, rank, blob, nfp = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
+  local bucket, key, slot, blob = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
+  local nfp = ARGV[i + 4]
   local new = true
-  if nfp == '1' then new = bloom_test_and_set(p, k, i + 4) end
-  i = i + 4 + (nfp == '1' and k or 0)
+  if nfp == '1' then new = bloom_test_and_set(p, k, i + 5) end
+  i = i + 5 + (nfp == '1' and k or 0)
   if new then
+    local turn = 0
+    if turns > 0 then
+      turn = math.min(turns, redis.call('HINCRBY', p .. 'turns', slot .. '|' .. key, 1) - 1)
+    end
+    local rank = key * 32 + 31 - turn
     local id = redis.call('INCR', p .. 'seq')
     local member = bucket .. ':' .. id
     local owner = redis.call('HGET', p .. 'table', bucket) or ''
@@ -161,6 +172,7 @@ class Push:
     priority: int
     blob: bytes
     fingerprint: bytes | None  # None: dont_filter, never deduplicated
+    slot: str = ""  # the host (downloader slot), for the hosts' turns
 
 
 @dataclass(frozen=True)
@@ -180,27 +192,34 @@ class Membership:
     reaped: int  # requests of dead nodes put back in the queues
 
 
-def rank(weight: int, priority: int) -> int:
-    weight = max(-1024, min(1023, weight))
-    priority = max(-512, min(511, priority))
-    return (weight + 1024) * 1024 + priority + 512
+def key_rank(weight: int, priority: int) -> int:
+    weight = max(-256, min(255, weight))
+    priority = max(-64, min(63, priority))
+    return (weight + 256) * 128 + priority + 64
 
 
 def unrank(member: str, score: bytes | str | float) -> tuple[int, int, int]:
     """(bucket, weight, priority) of a member and its score."""
     bucket, ident = (int(part) for part in member.split(":"))
     value = int(ident - float(score))
-    weight, priority = divmod(value // SHIFT, 1024)
-    return bucket, weight - 1024, priority - 512
+    weight, priority = divmod(value // SHIFT // 32, 128)
+    return bucket, weight - 256, priority - 64
 
 
 class RedisFrontier:
     """One node's view of the shared frontier of one job."""
 
     def __init__(
-        self, client: Redis, job: str, node: str, buckets: int, bloom: BloomShape
+        self,
+        client: Redis,
+        job: str,
+        node: str,
+        buckets: int,
+        bloom: BloomShape,
+        turns: int = 0,
     ) -> None:
         self.client = client
+        self.turns = min(turns, MAX_TURNS)
         self.prefix = f"tianwang:{job}:"
         self.node = node
         self.buckets = buckets
@@ -219,21 +238,66 @@ class RedisFrontier:
 
     def push(self, pushes: Sequence[Push]) -> list[bool]:
         """Add requests to their owners' queues; False for each one the Bloom filter had."""
-        if not pushes:
+        return self.sync(pushes, (), 0, 0)[0]
+
+    def take(self, sorted_count: int, random_count: int) -> list[Taken]:
+        """Lease up to sorted_count requests by score, then random_count at random."""
+        return self.sync((), (), sorted_count, random_count)[1]
+
+    def ack(self, members: Iterable[str]) -> None:
+        """These requests are done with: their lease and their stored request go."""
+        self.sync((), list(members), 0, 0)
+
+    def sync(
+        self, pushes: Sequence[Push], acks: Sequence[str], sorted_count: int, random_count: int
+    ) -> tuple[list[bool], list[Taken]]:
+        """Push, then ack (the acked requests' links are in first), then take: one round trip.
+
+        The scripts go by EVALSHA in one pipeline; after a Redis restart (no scripts loaded)
+        they are loaded and the pipeline is sent again, none of it having run.
+        """
+        calls: list[tuple[Script, list[object]]] = []
+        if pushes:
+            calls.append((self._push, self._push_args(pushes)))
+        if acks:
+            calls.append((self._ack, [self.prefix, self.node, *acks]))
+        if sorted_count or random_count:
+            calls.append((self._take, [self.prefix, self.node, sorted_count, random_count]))
+        replies = self._pipelined(calls)
+        flags = [bool(flag) for flag in replies[0]] if pushes else []
+        taken = self._taken(replies[-1]) if sorted_count or random_count else []
+        return flags, taken
+
+    def _pipelined(self, calls: list[tuple[Script, list[object]]]) -> list:
+        if not calls:
             return []
-        args: list[object] = [self.prefix, self.bloom.hashes]
+        for attempt in (1, 2):
+            try:
+                with self.client.pipeline(transaction=False) as pipe:
+                    for script, args in calls:
+                        pipe.evalsha(script.sha, 0, *args)
+                    return pipe.execute()
+            except NoScriptError:
+                if attempt == 2:
+                    raise
+                for script, _args in calls:
+                    self.client.script_load(script.script)
+        raise AssertionError("unreachable")
+
+    def _push_args(self, pushes: Sequence[Push]) -> list[object]:
+        args: list[object] = [self.prefix, self.bloom.hashes, self.turns]
         for push in pushes:
-            args += [push.bucket, rank(push.weight, push.priority), push.blob]
+            key = key_rank(push.weight, push.priority)
+            args += [push.bucket, key, push.slot, push.blob]
             if push.fingerprint is None:
                 args.append(0)
             else:
                 args.append(1)
                 args += self.bloom.positions(push.fingerprint)
-        return [bool(flag) for flag in self._push(args=args)]
+        return args
 
-    def take(self, sorted_count: int, random_count: int) -> list[Taken]:
-        """Lease up to sorted_count requests by score, then random_count at random."""
-        reply = self._take(args=[self.prefix, self.node, sorted_count, random_count])
+    @staticmethod
+    def _taken(reply: list) -> list[Taken]:
         taken = []
         for i in range(0, len(reply), 4):
             member = reply[i].decode("ascii")
@@ -244,12 +308,6 @@ class RedisFrontier:
     def stored(self, member: str) -> None:
         """The page of this leased request is stored: were it fetched again, not to store it."""
         self.client.hset(self.key("stored"), member, 1)
-
-    def ack(self, members: Iterable[str]) -> None:
-        """These requests are done with: their lease and their stored request go."""
-        members = list(members)
-        if members:
-            self._ack(args=[self.prefix, self.node, *members])
 
     def release(self, members: Iterable[str]) -> None:
         """Give leased requests back to their owners' queues, unfetched."""

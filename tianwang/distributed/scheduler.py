@@ -83,9 +83,9 @@ class RedisFrontierScheduler(BaseScheduler):
             redis_config.node,
             redis_config.buckets,
             bloom,
+            turns=config.host_turns,
         )
-        queue = FrontierQueue(config.sorted_picks, config.random_picks, seed=config.seed)
-        return cls(frontier, queue, config, redis_config, crawler)
+        return cls(frontier, new_queue(config), config, redis_config, crawler)
 
     def __init__(
         self,
@@ -147,7 +147,7 @@ class RedisFrontierScheduler(BaseScheduler):
             if loop.running:
                 loop.stop()
         self._collect_done()
-        self._flush()
+        self._sync(take=False)
         # Whatever this node holds and has not finished goes back for the others.
         unfinished = [taken.member for taken, _request in self._local.values()]
         unfinished += [member for member, _slot in self._inflight.values()]
@@ -180,19 +180,19 @@ class RedisFrontierScheduler(BaseScheduler):
         host = self.slots.key(request)
         blob = encode(request, self.spider)
         bucket = bucket_of(host, self.frontier.buckets)
-        self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint))
+        slot = self.queue_slots.name(host, request.meta.get("depth", 0))  # for host turns
+        self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint, slot))
         if len(self._outbox) >= self.batch:
-            self._flush()
+            self._sync(take=False)
         return True  # a duplicate is known only when the batch is pushed
 
     def next_request(self) -> Request | None:
         self._collect_done()
         item = self.queue.pop(self.queue_slots.full)
-        if item is None:
-            # Links just found may be for this node: push them now, not at the next poll.
-            pushed = self._flush()
-            if self._refill(force=True, fresh=pushed):
-                item = self.queue.pop(self.queue_slots.full)
+        # Nothing to pick: push the links just found (they may be this node's) and take more
+        # now, not at the next poll.
+        if item is None and self._sync(force=True):
+            item = self.queue.pop(self.queue_slots.full)
         if item is None:
             return None
         taken, request = self._local.pop(item)
@@ -205,43 +205,41 @@ class RedisFrontierScheduler(BaseScheduler):
 
     # --- Redis round trips ---------------------------------------------------------------
 
-    def _flush(self) -> bool:
-        """Push the outbox, then ack the finished requests (their links are in Redis now).
-        True if a request was pushed."""
-        pushed = False
-        if self._outbox:
-            outbox, self._outbox = self._outbox, []
-            new = sum(self.frontier.push(outbox))
-            self.counts["scheduler/enqueued"] += new
-            self.counts["tianwang/frontier/dedup/filtered"] += len(outbox) - new
-            pushed = new > 0
-        if self._done:
-            done, self._done = self._done, []
-            self.frontier.ack(done)
-        return pushed
-
-    def _refill(self, force: bool = False, fresh: bool = False) -> bool:
-        """Take a batch from this node's queue when the local one runs low; True if any came.
+    def _sync(self, take: bool = True, force: bool = False) -> bool:
+        """One round trip: push the outbox, ack the finished requests (after their links are
+        in), and take a batch when the local queue runs low. True if requests came.
 
         force: the local queue has nothing a pick may take (every host in it is busy), so
-        take more, up to 8 batches held, rather than leave connections idle. fresh: this
-        node just pushed requests, so an empty queue may not be empty any more.
+        take more, up to 8 batches held, rather than leave connections idle.
         """
-        held = len(self._local)
-        if held >= (8 * self.batch if force else self.batch // 2 + 1):
+        outbox, self._outbox = self._outbox, []
+        done, self._done = self._done, []
+        counts = self._take_counts(force, fresh=bool(outbox)) if take else (0, 0)
+        if not outbox and not done and counts == (0, 0):
             return False
-        if not fresh and time.monotonic() - self._last_empty_take < POLL_INTERVAL:
-            return False  # the queue was empty a moment ago and nothing was pushed since
-        share = self.config.sorted_picks / (self.config.sorted_picks + self.config.random_picks)
-        sorted_count = max(1, round(self.batch * share))
-        taken = self.frontier.take(sorted_count, self.batch - sorted_count)
-        if not taken:
+        flags, taken = self.frontier.sync(outbox, done, *counts)
+        if outbox:
+            new = sum(flags)
+            self.counts["scheduler/enqueued"] += new
+            self.counts["tianwang/frontier/dedup/filtered"] += len(outbox) - new
+        if counts != (0, 0) and not taken:
             self._last_empty_take = time.monotonic()
-            return False
         for entry in taken:
             self._add_local(entry)
         self.counts["tianwang/redis/taken"] += len(taken)
-        return True
+        return bool(taken)
+
+    def _take_counts(self, force: bool, fresh: bool) -> tuple[int, int]:
+        """(sorted, random) to take now: none while enough is held, or while this node's
+        queue was empty a moment ago and nothing was pushed since."""
+        held = len(self._local)
+        if held >= (8 * self.batch if force else self.batch // 2 + 1):
+            return 0, 0
+        if not fresh and time.monotonic() - self._last_empty_take < POLL_INTERVAL:
+            return 0, 0
+        share = self.config.sorted_picks / (self.config.sorted_picks + self.config.random_picks)
+        sorted_count = max(1, round(self.batch * share))
+        return sorted_count, self.batch - sorted_count
 
     def _add_local(self, taken: Taken) -> None:
         item = self._next_id
@@ -272,11 +270,10 @@ class RedisFrontierScheduler(BaseScheduler):
     def _poll(self) -> None:
         self._collect_done()
         if self._starting and getattr(engine_of(self.crawler), "_start", None) is None:
-            self._flush()  # the start requests are all in Redis now
+            self._sync(take=False)  # the start requests are all in Redis now
             self.frontier.starting(False)
             self._starting = False
-        self._flush()
-        self._refill()
+        self._sync()
         if not self._local and not self._inflight and not self._outbox:
             self._finished = self.frontier.finished()
         self._nudge_engine()
@@ -298,6 +295,7 @@ class RedisFrontierScheduler(BaseScheduler):
         if membership.reaped:
             self.counts["tianwang/redis/reaped"] += membership.reaped
             logger.info("Requeued %d requests of stopped nodes", membership.reaped)
+        self._release_orphans()
         table = membership.table or self.frontier.table()
         owned = {b for b, node in enumerate(table) if node == self.frontier.node}
         if owned != self._owned:
@@ -305,6 +303,17 @@ class RedisFrontierScheduler(BaseScheduler):
             self._owned = owned
             if lost:
                 self._give_back(lost)
+
+    def _release_orphans(self) -> None:
+        """Leases this node holds in Redis but not here: a take whose reply was lost (a
+        connection cut and the call retried). Without this they would never be fetched."""
+        known = {taken.member for taken, _request in self._local.values()}
+        known.update(member for member, _slot in self._inflight.values())
+        known.update(self._done)
+        orphans = self.frontier.leased() - known
+        if orphans:
+            self.frontier.release(orphans)
+            self.counts["tianwang/redis/orphans_released"] += len(orphans)
 
     def _give_back(self, buckets: set[int]) -> None:
         """Buckets moved to another node: give it the requests of theirs not yet fetched."""
@@ -316,7 +325,7 @@ class RedisFrontierScheduler(BaseScheduler):
 
     def _drop_local(self, items: set[int]) -> None:
         """Forget local requests: the local queue is rebuilt without them."""
-        old, self.queue = self.queue, self._new_queue()
+        old, self.queue = self.queue, new_queue(self.config)
         for item in sorted(self._local):
             taken, _request = self._local[item]
             slot = old.slot(item)
@@ -326,6 +335,9 @@ class RedisFrontierScheduler(BaseScheduler):
             else:
                 self.queue.push(item, (taken.weight, taken.priority), slot)
 
-    def _new_queue(self) -> FrontierQueue:
-        config = self.config
-        return FrontierQueue(config.sorted_picks, config.random_picks, seed=config.seed)
+
+def new_queue(config: FrontierConfig) -> FrontierQueue:
+    """The local frontier's queue, as FrontierScheduler builds it."""
+    return FrontierQueue(
+        config.sorted_picks, config.random_picks, seed=config.seed, turns=config.host_turns
+    )
