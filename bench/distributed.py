@@ -2,7 +2,7 @@
 
     python bench/distributed.py [--hosts 300] [--pages 20] [--rounds 3]
                                 [--scale-hosts 500] [--scale-pages 4] [--scale-delay 0.5]
-                                [--bloom-urls 1000000] [--only ratio|scale|bloom]
+                                [--bloom-urls 200000] [--only ratio|scale|bloom]
 
 1. One node in Redis mode against a local crawl of the same test web, in the same run, rounds
    alternating which goes first; the ratio of median pages/s (goal >= 0.9).
@@ -190,7 +190,7 @@ def main() -> int:
     parser.add_argument("--scale-hosts", type=int, default=500)
     parser.add_argument("--scale-pages", type=int, default=4)
     parser.add_argument("--scale-delay", type=float, default=0.5)
-    parser.add_argument("--bloom-urls", type=int, default=1_000_000)
+    parser.add_argument("--bloom-urls", type=int, default=200_000)
     parser.add_argument("--only", choices=("ratio", "scale", "bloom"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -214,3 +214,30 @@ def test_hosts_take_turns_among_equal_weights_as_in_the_local_frontier(
         pushes.append(Push(0, 9, 0, url.encode(), fingerprint(url), f"{name[0]}.example.com"))
     a.push(pushes)
     assert [url.rsplit("/", 1)[1] for url in drain(a)] == order.split()
+
+
+def test_the_script_sets_the_bits_python_computes(redis_server, job) -> None:
+    a = node(redis_server, job, "a", expected=1_000)
+    a.heartbeat(30)
+    urls = [f"http://b{i}.example.com/" for i in range(50)]
+    a.push([push_of(url, 5) for url in urls])
+    client = a.client
+    for url in urls:
+        for position in a.bloom.positions(fingerprint(url)):
+            assert client.getbit(a.key("bloom:0"), position) == 1
+
+
+def test_a_stored_mark_reaches_the_next_taker_and_goes_with_the_ack(redis_server, job) -> None:
+    a, b = node(redis_server, job, "a"), node(redis_server, job, "b")
+    a.heartbeat(1)
+    a.push([push_of("http://m.example.com/", 10)])
+    (taken,) = a.take(1, 0)
+    assert not taken.stored
+    a.stored(taken.member)  # a stores the page, then dies before its ack
+    a.sync((), (), 0, 0)  # (the mark's reply is read by the next sync)
+    time.sleep(1.2)
+    b.heartbeat(1)  # reaps a: the request is b's now, marked as stored
+    (again,) = b.take(1, 0)
+    assert again.member == taken.member and again.stored
+    b.ack([again.member])
+    assert not b.client.hexists(b.key("stored"), again.member)

@@ -33,9 +33,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from redis import Redis, WatchError
+from redis import Connection, Redis, WatchError
 from redis.commands.core import Script
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from tianwang.distributed.bloom import LUA_TEST_AND_SET, BloomShape
 from tianwang.distributed.mapping import rebalance
@@ -45,14 +47,14 @@ MAX_ID = 2**31 - 1
 MAX_TURNS = 31  # the score has 5 bits for a host's turn
 
 PUSH = LUA_TEST_AND_SET + """
-local p, k, turns = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local out, i = {}, 4
+local p, k, m, turns = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local out, i = {}, 5
 while i <= #ARGV do
   local bucket, key, slot, blob = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
   local nfp = ARGV[i + 4]
   local new = true
-  if nfp == '1' then new = bloom_test_and_set(p, k, i + 5) end
-  i = i + 5 + (nfp == '1' and k or 0)
+  if nfp == '1' then new = bloom_test_and_set(p, k, m, i + 5) end
+  i = i + 5 + (nfp == '1' and 2 or 0)
   if new then
     local turn = 0
     if turns > 0 then
@@ -219,6 +221,8 @@ class RedisFrontier:
         turns: int = 0,
     ) -> None:
         self.client = client
+        self._marks_conn: Connection | None = None
+        self._pending_marks = 0
         self.turns = min(turns, MAX_TURNS)
         self.prefix = f"tianwang:{job}:"
         self.node = node
@@ -230,6 +234,15 @@ class RedisFrontier:
         self._release = client.register_script(RELEASE)
         self._reap = client.register_script(REAP)
         self._finished = client.register_script(FINISHED)
+        self._scripts = [self._push, self._take, self._ack, self._release, self._reap]
+        self._scripts.append(self._finished)
+
+    def load_scripts(self) -> None:
+        """Load every script, so a pipeline never holds a loaded one beside a missing one:
+        were it so, the loaded ones would run, their replies be lost with the error, and
+        the pipeline be sent again (a take done twice)."""
+        for script in self._scripts:
+            self.client.script_load(script.script)
 
     def key(self, name: str) -> str:
         return self.prefix + name
@@ -256,6 +269,7 @@ class RedisFrontier:
         The scripts go by EVALSHA in one pipeline; after a Redis restart (no scripts loaded)
         they are loaded and the pipeline is sent again, none of it having run.
         """
+        self._read_marks()
         calls: list[tuple[Script, list[object]]] = []
         if pushes:
             calls.append((self._push, self._push_args(pushes)))
@@ -277,15 +291,14 @@ class RedisFrontier:
                     for script, args in calls:
                         pipe.evalsha(script.sha, 0, *args)
                     return pipe.execute()
-            except NoScriptError:
+            except NoScriptError:  # Redis restarted: none is loaded, so none ran
                 if attempt == 2:
                     raise
-                for script, _args in calls:
-                    self.client.script_load(script.script)
+                self.load_scripts()
         raise AssertionError("unreachable")
 
     def _push_args(self, pushes: Sequence[Push]) -> list[object]:
-        args: list[object] = [self.prefix, self.bloom.hashes, self.turns]
+        args: list[object] = [self.prefix, self.bloom.hashes, self.bloom.bits, self.turns]
         for push in pushes:
             key = key_rank(push.weight, push.priority)
             args += [push.bucket, key, push.slot, push.blob]
@@ -293,7 +306,7 @@ class RedisFrontier:
                 args.append(0)
             else:
                 args.append(1)
-                args += self.bloom.positions(push.fingerprint)
+                args += self.bloom.hashes_of(push.fingerprint)
         return args
 
     @staticmethod
@@ -306,8 +319,37 @@ class RedisFrontier:
         return taken
 
     def stored(self, member: str) -> None:
-        """The page of this leased request is stored: were it fetched again, not to store it."""
-        self.client.hset(self.key("stored"), member, 1)
+        """The page of this leased request is stored: were it fetched again, not to store it.
+
+        Sent without waiting for the reply (a round trip a page cost a crawl 4%): on a
+        connection of its own, whose replies the next sync reads before it acks anything, so
+        a mark always reaches Redis before the ack that deletes it.
+        """
+        command = ("HSET", self.key("stored"), member, 1)
+        try:
+            self._marks_connection().send_command(*command)
+        except (RedisConnectionError, RedisTimeoutError):  # Redis restarted: send it again, once
+            self._marks_conn = None
+            self._pending_marks = 0
+            self._marks_connection().send_command(*command)
+        self._pending_marks += 1
+
+    def _marks_connection(self) -> Connection:
+        if self._marks_conn is None:
+            self._marks_conn = self.client.connection_pool.make_connection()
+        return self._marks_conn
+
+    def _read_marks(self) -> None:
+        """The replies of the marks sent (long arrived by now: this rarely waits)."""
+        try:
+            while self._pending_marks:
+                self._marks_connection().read_response()
+                self._pending_marks -= 1
+        except (RedisConnectionError, RedisTimeoutError):
+            # Lost with a Redis restart: a page marked then is stored again only if its
+            # node also dies before the ack.
+            self._marks_conn = None
+            self._pending_marks = 0
 
     def release(self, members: Iterable[str]) -> None:
         """Give leased requests back to their owners' queues, unfetched."""

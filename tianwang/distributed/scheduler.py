@@ -123,6 +123,7 @@ class RedisFrontierScheduler(BaseScheduler):
 
     def open(self, spider: Spider) -> None:
         self.spider = spider
+        self.frontier.load_scripts()
         self.frontier.starting(True)
         self._heartbeat()
         self.slots.open()
