@@ -1,7 +1,7 @@
 """The distributed crawl (issue 7): Redis mode against local, two nodes against one, Bloom memory.
 
-    python bench/distributed.py [--hosts 300] [--pages 20] [--rounds 3]
-                                [--scale-hosts 500] [--scale-pages 4] [--scale-delay 0.5]
+    python bench/distributed.py [--hosts 300] [--pages 20] [--rounds 5]
+                                [--scale-hosts 1000] [--scale-pages 4] [--scale-delay 0.5]
                                 [--bloom-urls 200000] [--only ratio|scale|bloom]
 
 1. One node in Redis mode against a local crawl of the same test web, in the same run, rounds
@@ -186,8 +186,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=300)
     parser.add_argument("--pages", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--scale-hosts", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--scale-hosts", type=int, default=1000)
     parser.add_argument("--scale-pages", type=int, default=4)
     parser.add_argument("--scale-delay", type=float, default=0.5)
     parser.add_argument("--bloom-urls", type=int, default=200_000)
