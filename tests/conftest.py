@@ -53,11 +53,15 @@ MIRROR_SEED, MIRROR_HOSTS, MIRROR_PAGES = 7, 30, 40
 
 @pytest.fixture(scope="session")
 def mirror_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestWeb]:
-    log = tmp_path_factory.mktemp("mirrorweb") / "access.jsonl"
-    web_args = (MIRROR_SEED, MIRROR_HOSTS, MIRROR_PAGES)
-    with TestWebProcess(*web_args, access_log=log, extra_args=("--mirrors",)) as web:
-        truth = load_truth(*web_args, "--mirrors")
-        yield TestWeb(web.address, log, truth, MIRROR_SEED, MIRROR_HOSTS)
+    yield from _flagged_web(tmp_path_factory, "--mirrors", MIRROR_SEED, MIRROR_HOSTS, MIRROR_PAGES)
+
+
+def _flagged_web(tmp_path_factory: pytest.TempPathFactory, flag: str, seed: int, hosts: int,
+                 pages: int) -> Iterator[TestWeb]:
+    """A test web process with one of its optional parts (--mirrors, --changing) on."""
+    log = tmp_path_factory.mktemp(flag.strip("-") + "web") / "access.jsonl"
+    with TestWebProcess(seed, hosts, pages, access_log=log, extra_args=(flag,)) as web:
+        yield TestWeb(web.address, log, load_truth(seed, hosts, pages, flag), seed, hosts)
 
 
 @pytest.fixture(scope="session")
@@ -130,11 +134,8 @@ CHANGING_SEED, CHANGING_HOSTS, CHANGING_PAGES = 13, 12, 60
 @pytest.fixture(scope="module")
 def changing_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestWeb]:
     """Module-scoped: each test module moves the clock its own way, from the start."""
-    log = tmp_path_factory.mktemp("changingweb") / "access.jsonl"
-    web_args = (CHANGING_SEED, CHANGING_HOSTS, CHANGING_PAGES)
-    with TestWebProcess(*web_args, access_log=log, extra_args=("--changing",)) as web:
-        truth = load_truth(*web_args, "--changing")
-        yield TestWeb(web.address, log, truth, CHANGING_SEED, CHANGING_HOSTS)
+    yield from _flagged_web(tmp_path_factory, "--changing", CHANGING_SEED, CHANGING_HOSTS,
+                            CHANGING_PAGES)
 
 
 def advance_clock(web: TestWeb, seconds: float) -> float:

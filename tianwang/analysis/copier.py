@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tianwang.analysis.spill import read_sections
+from tianwang.formats.lines import iter_raw_lines
 from tianwang.formats.linkgraph import LINKS_FILE
 from tianwang.formats.mirrors import MIRRORS_FILE
 
@@ -80,15 +81,9 @@ def _links_lines(entries: list[Survivor], files: list[str]) -> list[bytes]:
 
 
 def _raw_lines(path: Path) -> Iterable[tuple[str, bytes]]:
-    try:
-        file = open(path, "rb")
-    except FileNotFoundError:
-        return
-    with file:
-        for raw in file:
-            if raw.endswith(b"\n"):  # a line a crash cut short is not part of the table
-                url = raw.split(b"\t", 1)[0].rstrip(b"\n")
-                yield url.decode("utf-8", "surrogateescape"), raw
+    """(url, line as stored) of each complete line of a links.tsv."""
+    for raw in iter_raw_lines(path):
+        yield raw.split(b"\t", 1)[0].rstrip(b"\n").decode("utf-8", "surrogateescape"), raw
 
 
 class _Sources:

@@ -25,6 +25,12 @@ class LineError(ValueError):
 
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[list[str]]:
     """The fields of every complete line of a table; nothing if the file does not exist."""
+    for raw in iter_raw_lines(path):
+        yield raw[:-1].decode("utf-8", "surrogateescape").split("\t")
+
+
+def iter_raw_lines(path: str | os.PathLike[str]) -> Iterator[bytes]:
+    """Every complete line of a table as stored, newline included; nothing if no file."""
     try:
         file = open(path, "rb")
     except FileNotFoundError:
@@ -32,7 +38,7 @@ def iter_lines(path: str | os.PathLike[str]) -> Iterator[list[str]]:
     with file:
         for raw in file:
             if raw.endswith(b"\n"):  # the last line of a crashed writer may lack it
-                yield raw[:-1].decode("utf-8", "surrogateescape").split("\t")
+                yield raw
 
 
 def complete_end(path: str | os.PathLike[str]) -> int:
