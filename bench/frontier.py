@@ -35,6 +35,7 @@ from tianwang.frontier.dupefilter import BloomDupeFilter  # noqa: E402
 from tianwang.frontier.queue import FrontierQueue  # noqa: E402
 from tianwang.frontier.scheduler import FrontierScheduler  # noqa: E402
 from tianwang.frontier.store import MemoryStore, RequestLog  # noqa: E402
+from tianwang.settings import TIANWANG_HOST_TURNS as TURNS  # noqa: E402
 from tianwang.urls import url_weight  # noqa: E402
 
 
@@ -92,7 +93,7 @@ def frontier_rate(urls: list[str], jobdir: Path | None) -> tuple[float, float]:
     spider = BenchSpider()
     store = RequestLog(jobdir, spider) if jobdir else MemoryStore()
     store.open(lambda entry: None)
-    queue = FrontierQueue(1, 1, seed=1)
+    queue = FrontierQueue(1, 1, seed=1, turns=TURNS)
     slots: dict[str, int] = {}
 
     def push(request: Request) -> None:
@@ -166,7 +167,8 @@ def pending_rss(n: int) -> None:
         directory = Path(tmp) / "job"
         spider = BenchSpider()
         before = rss_mb()
-        log, queue, bloom = RequestLog(directory, spider), FrontierQueue(1, 1, seed=1), _bloom()
+        log, queue = RequestLog(directory, spider), FrontierQueue(1, 1, seed=1, turns=TURNS)
+        bloom = _bloom()
         log.open(lambda entry: None)
         slots: dict[str, int] = {}
         start = time.perf_counter()
@@ -205,7 +207,8 @@ def resume(directory: Path) -> None:
     """Reopen a frontier left by pending_rss, as FrontierScheduler.open does."""
     before = rss_mb()
     start = time.perf_counter()
-    log, queue, bloom = RequestLog(directory, BenchSpider()), FrontierQueue(1, 1), _bloom()
+    log, queue = RequestLog(directory, BenchSpider()), FrontierQueue(1, 1, turns=TURNS)
+    bloom = _bloom()
     covered = bloom.load(directory / "bloom.bin")
     slots: dict[str, int] = {}
 
