@@ -138,6 +138,14 @@ def wait_all(procs: list, workdir: Path, timeout: float = 120) -> None:
             raise AssertionError((workdir / f"node{i}.log").read_text()[-3000:]) from None
 
 
+def wait_for_a_third(web: Web, start: int, node0: subprocess.Popen, workdir: Path) -> None:
+    """Until a third of the expected pages were served: "midway" for a kill or a restart."""
+    deadline = time.monotonic() + 60
+    while len(fetched_since(web, start)) < len(web.expected) // 3:
+        assert time.monotonic() < deadline and node0.poll() is None, node_log(workdir, 0)
+        time.sleep(0.05)
+
+
 def stored_union(workdir: Path) -> Counter[str]:
     stored: Counter[str] = Counter()
     for i in range(NODES):
@@ -211,10 +219,7 @@ def test_kill_9_of_one_node_midway_still_stores_every_page_once(
 ) -> None:
     start = access_lines(web)
     procs = start_nodes(web, fresh_redis, tmp_path, DOWNLOAD_DELAY="0.1")
-    deadline = time.monotonic() + 60
-    while len(fetched_since(web, start)) < len(web.expected) // 3:
-        assert time.monotonic() < deadline and procs[0].poll() is None, node_log(tmp_path, 0)
-        time.sleep(0.05)
+    wait_for_a_third(web, start, procs[0], tmp_path)
     procs[0].send_signal(signal.SIGKILL)
     procs[0].wait()
     wait_all(procs[1:], tmp_path)
@@ -234,10 +239,7 @@ def test_a_redis_restart_midway_loses_nothing(
 ) -> None:
     start = access_lines(web)
     procs = start_nodes(web, fresh_redis, tmp_path, DOWNLOAD_DELAY="0.1")
-    deadline = time.monotonic() + 60
-    while len(fetched_since(web, start)) < len(web.expected) // 3:
-        assert time.monotonic() < deadline, node_log(tmp_path, 0)
-        time.sleep(0.05)
+    wait_for_a_third(web, start, procs[0], tmp_path)
     fresh_redis.restart()
     wait_all(procs, tmp_path)
     for i, proc in enumerate(procs):

@@ -6,22 +6,16 @@ import itertools
 from pathlib import Path
 
 import pytest
-from scrapy import Request, Spider
+from scrapy import Request
 
 from tests.conftest import project_crawler, scrapy_crawl
 from tests.redis_server import RedisServer, free_port
+from tests.test_frontier_scheduler import ORDER_CASES, ORDER_EXPECTED, UnitSpider, drain
 from tianwang.config import SettingError
 from tianwang.distributed.scheduler import RedisFrontierScheduler
 from tianwang.frontier.scheduler import FrontierScheduler
 
 _jobs = itertools.count()
-
-
-class UnitSpider(Spider):
-    name = "unit"
-
-    def parse(self, response):
-        return None
 
 
 def scheduler(server: RedisServer, **settings: object) -> RedisFrontierScheduler:
@@ -39,34 +33,14 @@ def scheduler(server: RedisServer, **settings: object) -> RedisFrontierScheduler
     return frontier
 
 
-def drain(frontier: RedisFrontierScheduler) -> list[str]:
-    urls = []
-    while (request := frontier.next_request()) is not None:
-        urls.append(request.url)
-    return urls
-
-
 def test_sorted_picks_follow_weight_boost_and_priority_as_the_local_frontier(
     redis_server: RedisServer,
 ) -> None:
     frontier = scheduler(redis_server, TIANWANG_SORTED_PICKS=1000)
-    urls = [
-        ("http://a.example.com/x/y/z.html", {}, 0),  # weight 7
-        ("http://b.example.com/", {}, 0),  # 10
-        ("http://c.example.com/search?q=1", {}, 0),  # 10 - 1 - 1 - 2 = 6
-        ("http://d.example.com/x/y/z.html", {"tianwang_boost": 2}, 0),  # 7 + 2 = 9
-        ("http://e.example.com/x/y/z.html", {}, 2),  # 7, priority 2: before a
-        ("http://b.example.com/", {}, 0),  # a duplicate: dropped by the Bloom filter
-    ]
-    for url, meta, priority in urls:
+    duplicate = ("http://b.example.com/", {}, 0)  # dropped by the Bloom filter
+    for url, meta, priority in [*ORDER_CASES, duplicate]:
         frontier.enqueue_request(Request(url, meta=meta, priority=priority))
-    assert drain(frontier) == [
-        "http://b.example.com/",
-        "http://d.example.com/x/y/z.html",
-        "http://e.example.com/x/y/z.html",
-        "http://a.example.com/x/y/z.html",
-        "http://c.example.com/search?q=1",
-    ]
+    assert drain(frontier) == ORDER_EXPECTED
     frontier.close("finished")
     assert frontier.stats.get_value("tianwang/frontier/dedup/filtered") == 1
 

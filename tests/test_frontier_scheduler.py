@@ -86,25 +86,30 @@ def test_a_bad_setting_stops_a_real_crawl_with_a_message_naming_it(tmp_path: Pat
 # --- order and dedup, component alone --------------------------------------------------
 
 
+# (url, meta, priority) pushed in this order, and the order sorted picks must give them;
+# the Redis frontier is held to the same table (test_distributed_scheduler.py).
+ORDER_CASES = [
+    ("http://a.example.com/x/y/z.html", {}, 0),  # weight 7
+    ("http://b.example.com/", {}, 0),  # 10
+    ("http://c.example.com/search?q=1", {}, 0),  # 10 - 1 - 1 - 2 = 6
+    ("http://d.example.com/x/y/z.html", {"tianwang_boost": 2}, 0),  # 7 + 2 = 9
+    ("http://e.example.com/x/y/z.html", {}, 2),  # 7, priority 2: before a
+]
+ORDER_EXPECTED = [
+    "http://b.example.com/",
+    "http://d.example.com/x/y/z.html",
+    "http://e.example.com/x/y/z.html",
+    "http://a.example.com/x/y/z.html",
+    "http://c.example.com/search?q=1",
+]
+
+
 def test_sorted_picks_follow_weight_and_boost_and_priority_breaks_ties() -> None:
     # N large: with only sorted picks in view the order is fully determined.
     frontier, spider = scheduler(TIANWANG_SORTED_PICKS=1000)
-    urls = [
-        ("http://a.example.com/x/y/z.html", {}, 0),  # weight 7
-        ("http://b.example.com/", {}, 0),  # 10
-        ("http://c.example.com/search?q=1", {}, 0),  # 10 - 1 - 1 - 2 = 6
-        ("http://d.example.com/x/y/z.html", {"tianwang_boost": 2}, 0),  # 7 + 2 = 9
-        ("http://e.example.com/x/y/z.html", {}, 2),  # 7, priority 2: before a
-    ]
-    for url, meta, priority in urls:
+    for url, meta, priority in ORDER_CASES:
         assert frontier.enqueue_request(Request(url, meta=meta, priority=priority))
-    assert drain(frontier) == [
-        "http://b.example.com/",
-        "http://d.example.com/x/y/z.html",
-        "http://e.example.com/x/y/z.html",
-        "http://a.example.com/x/y/z.html",
-        "http://c.example.com/search?q=1",
-    ]
+    assert drain(frontier) == ORDER_EXPECTED
 
 
 def test_an_index_page_goes_with_its_directory_unless_index_pages_are_off() -> None:
