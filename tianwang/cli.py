@@ -11,8 +11,9 @@ import sys
 
 def build_parser() -> argparse.ArgumentParser:
     from tianwang import demo
-    from tianwang.analysis import changes_commands
+    from tianwang.analysis import changes_commands, partition_commands
     from tianwang.analysis import commands as analysis_commands
+    from tianwang.collection import commands as collection_commands
     from tianwang.formats import commands as record_commands
     from tianwang.testweb import commands as testweb_commands
 
@@ -22,6 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     record_commands.register(sub)
     analysis_commands.register(sub)
     changes_commands.register(sub)
+    partition_commands.register(sub)
+    collection_commands.register(sub)
     demo.register(sub)
     return parser
 

@@ -1,0 +1,10 @@
+"""`tianwang hosts clean` (not built yet: a placeholder so the command tree assembles)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("clean", help="(not built yet)")
+    parser.set_defaults(func=lambda args: parser.error("not built yet"))
