@@ -170,3 +170,7 @@ TIANWANG_BUCKETS = 1024
 TIANWANG_LEASE_SECONDS = 30
 # Requests a node takes from its Redis queue in one call (and pushes in one call, at most).
 TIANWANG_REDIS_BATCH = 64
+
+# --- site partition (issue 8, DESIGN.md section 9: tianwang/analysis/partition_commands.py) ---
+# Key paths: the fewest largest path keys holding this share of a site's urls (seed 002: 0.9).
+TIANWANG_PARTITION_SHARE = 0.9
