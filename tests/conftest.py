@@ -145,3 +145,29 @@ def advance_clock(web: TestWeb, seconds: float) -> float:
 
     with urllib.request.urlopen(f"{web.address}/_testweb/clock?advance={seconds}") as answer:
         return json.load(answer)["now"]
+
+
+# --- a recorded link graph served as a test web (issue 8: `testweb serve --graph DIR`) ---
+
+
+def write_graph(directory: Path, urls: list[str], links: list[tuple[int, int]]) -> Path:
+    """A recorded graph in the UCI format: pages.tsv `id url host`, edges.tsv `src dst`."""
+    from urllib.parse import urlsplit
+
+    directory.mkdir(parents=True, exist_ok=True)
+    pages = "".join(f"{i}\t{url}\t{urlsplit(url).hostname}\n" for i, url in enumerate(urls))
+    (directory / "pages.tsv").write_text("id\turl\thost\n" + pages, encoding="utf-8")
+    edges = "".join(f"{source}\t{target}\n" for source, target in links)
+    (directory / "edges.tsv").write_text("src_id\tdst_id\n" + edges, encoding="utf-8")
+    return directory
+
+
+def serve_graph(directory: Path, access_log: Path) -> Iterator[TestWeb]:
+    """Serve a recorded graph through the test web proxy (a subprocess, as every test web);
+    its truth is every page of the graph, a 200 text/html page with its recorded links."""
+    from tianwang.testweb.graph import GraphWeb
+
+    truth = {record["url"]: record for record in GraphWeb.from_dir(directory).truth()}
+    hosts = len({record["host"] for record in truth.values()})
+    with TestWebProcess.for_graph(directory, access_log=access_log) as web:
+        yield TestWeb(web.address, access_log, truth, 0, hosts)

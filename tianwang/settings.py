@@ -42,6 +42,9 @@ DOWNLOADER_MIDDLEWARES = {
     # Before RobotsTxtMiddleware (100): a refused host gets no request at all, not even
     # one for its robots.txt.
     "tianwang.middlewares.hostfilter.HostFilterMiddleware": 90,
+    # Site partition (-a partition= -a share=): a url of another share's key path is refused
+    # before the host filter and robots.txt see it; a no-op for a crawl without a share.
+    "tianwang.middlewares.partition.PartitionMiddleware": 85,
     # Before Scrapy's HttpProxyMiddleware (750), which reads request.meta["proxy"].
     "tianwang.middlewares.proxy.ProxyMiddleware": 740,
     # Nearest the downloader, so its process_exception turns a stopped download into

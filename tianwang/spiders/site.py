@@ -2,6 +2,7 @@
 
     scrapy crawl site -a seeds=seeds.txt
     scrapy crawl site -a seeds=http://www.example.com/,www.example.org
+    scrapy crawl site -a partition=plan.json -a share=0 [-a seeds=...]
 
 Each seed page is level 1; links are followed up to TIANWANG_MAX_LEVELS, within the page's
 own host unless TIANWANG_STAY_IN_HOST is off. Pages of TIANWANG_STORE_TYPES become items.
@@ -9,6 +10,10 @@ own host unless TIANWANG_STAY_IN_HOST is off. Pages of TIANWANG_STORE_TYPES beco
 Topical crawling (seed 000): with TIANWANG_KEYWORDS set, every request made from a page whose
 text holds a keyword carries meta["tianwang_boost"] = TIANWANG_KEYWORD_BOOST, which the
 frontier adds to the url's weight.
+
+Site partition (seed 002): with -a partition=PLAN -a share=i the crawl also starts at every
+planned site's homepage and share i's supplementary seeds, and PartitionMiddleware keeps it
+out of the key paths of other shares (tianwang/share.py); -a seeds is then optional.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS
 
 from tianwang.config import SettingError, get_bool, get_int, get_str_list
 from tianwang.items import PageItem
-from tianwang.seeds import load_seeds
+from tianwang.seeds import SeedError, load_seeds
+from tianwang.share import Share, load_share
 from tianwang.urls import safe_url, url_host
 
 _SKIPPED_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
@@ -47,10 +53,18 @@ class SiteSpider(Spider):
     store_types: frozenset[str]
     keywords: tuple[str, ...]
     keyword_boost: int
+    partition_share: Share | None  # read by tianwang.middlewares.partition
 
-    def __init__(self, seeds: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        seeds: str | None = None,
+        partition: str | None = None,
+        share: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.seeds_arg = seeds
+        self.partition_arg, self.share_arg = partition, share
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> SiteSpider:
@@ -69,8 +83,21 @@ class SiteSpider(Spider):
         # Bad seeds stop the crawl here, before anything is fetched. A node joining a crawl
         # shared through Redis needs none: the crawl was seeded by another node.
         joining = settings.get("TIANWANG_REDIS_URL") and spider.seeds_arg is None
-        spider.seed_urls = [] if joining else load_seeds(spider.seeds_arg)
+        spider.partition_share = load_share(spider.partition_arg, spider.share_arg)
+        spider.seed_urls = [] if joining else spider.start_seeds()
         return spider
+
+    def start_seeds(self) -> list[str]:
+        """The seeds, then a share's homepages and supplementary seeds; SeedError if none."""
+        share = self.partition_share
+        if share is None or self.seeds_arg is not None:
+            seeds = load_seeds(self.seeds_arg)
+        else:
+            seeds = []
+        seeds = list(dict.fromkeys(seeds + (share.start_urls() if share else [])))
+        if not seeds:
+            raise SeedError(f"no seeds: the partition plan {self.partition_arg} has no sites")
+        return seeds
 
     async def start(self) -> AsyncIterator[Request]:
         for url in self.seed_urls:

@@ -16,7 +16,14 @@ def register(subparsers: Any) -> None:
     commands = parser.add_subparsers(dest="testweb_command", required=True)
 
     serve = commands.add_parser("serve", help="serve the web as an HTTP proxy on 127.0.0.1")
-    _web_options(serve)
+    _web_options(serve, required=False)  # --seed and --hosts, or --graph
+    serve.add_argument(
+        "--graph",
+        metavar="DIR",
+        help="serve a recorded link graph instead (DIR/pages.tsv `id url host`, "
+        "DIR/edges.tsv `src_id dst_id`): each page at its url, https as http, bodies "
+        "synthesized, 404 for other urls",
+    )
     serve.add_argument("--port", type=_port, default=0, help="port to listen on (default 0: any)")
     serve.add_argument("--access-log", metavar="FILE", help="append one JSON line per request")
     serve.set_defaults(func=run_serve)
@@ -33,9 +40,10 @@ def register(subparsers: Any) -> None:
     spamlist.set_defaults(func=run_spamlist)
 
 
-def _web_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--seed", type=int, required=True, help="the web's seed")
-    parser.add_argument("--hosts", type=positive_int, required=True, help="number of hosts (>= 1)")
+def _web_options(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument("--seed", type=int, required=required, help="the web's seed")
+    parser.add_argument("--hosts", type=positive_int, required=required,
+                        help="number of hosts (>= 1)")
     parser.add_argument(
         "--max-pages",
         type=positive_int,
@@ -98,13 +106,34 @@ def run_serve(args: argparse.Namespace) -> int:
     from twisted.internet.error import CannotListenError
 
     try:
-        return serve(_web(args), port=args.port, access_log=args.access_log)
+        web = _served_web(args)
+    except ValueError as exc:  # GraphError, or the options of neither kind of web
+        print(f"tianwang testweb serve: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return serve(web, port=args.port, access_log=args.access_log)
     except CannotListenError as exc:
         print(
             f"tianwang testweb serve: cannot listen on 127.0.0.1:{args.port}: {exc.socketError}",
             file=sys.stderr,
         )
         return 1
+
+
+def _served_web(args: argparse.Namespace) -> Any:
+    """The synthetic web of --seed and --hosts, or the recorded graph of --graph."""
+    synthetic = args.seed is not None or args.hosts is not None
+    if args.graph is None:
+        if args.seed is None or args.hosts is None:
+            raise ValueError("the following arguments are required: --seed, --hosts (or --graph)")
+        return _web(args)
+    collection = getattr(args, "collection", False)  # an option of issue 9's
+    if synthetic or args.junk or args.mirrors or args.changing or collection:
+        raise ValueError("--graph serves a recorded graph: no --seed, --hosts, --junk, "
+                         "--mirrors, --changing or --collection with it")
+    from tianwang.testweb.graph import GraphWeb
+
+    return GraphWeb.from_dir(args.graph)
 
 
 def run_truth(args: argparse.Namespace) -> int:

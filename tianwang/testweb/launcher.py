@@ -59,6 +59,20 @@ class TestWebProcess:
         self._drain(self.proc.stderr)
         return self.address
 
+    @classmethod
+    def for_graph(
+        cls,
+        directory: str | os.PathLike[str],
+        access_log: str | os.PathLike[str] | None = None,
+        start_timeout: float = 60.0,
+    ) -> TestWebProcess:
+        """A test web serving a recorded link graph (`testweb serve --graph DIR`)."""
+        process = cls(0, 1, start_timeout=start_timeout)
+        process.args = ["--graph", str(directory)]
+        if access_log is not None:
+            process.args += ["--access-log", str(access_log)]
+        return process
+
     @property
     def port(self) -> int:
         return int(self.address.rsplit(":", 1)[1])

@@ -1,0 +1,64 @@
+"""Keep a share's crawl out of the key paths of other shares (site partition, DESIGN.md 9).
+
+The rule is the spider's share (tianwang/share.py, from `-a partition= -a share=`); a spider
+without one is not filtered. As Scrapy's OffsiteMiddleware, a request is refused when it is
+scheduled, so it never waits in the frontier, and again before download for one that
+bypassed the scheduler. A redirect is a new request and passes through both: a share never
+follows a redirect into another share's key path. robots.txt is always allowed: every
+share obeys its site's rules, and it is no page of the site.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import IgnoreRequest
+
+from tianwang.share import Share
+from tianwang.urls import path_key
+
+logger = logging.getLogger(__name__)
+
+SHARE_ATTRIBUTE = "partition_share"  # the spider attribute holding its Share (or None)
+
+
+class PartitionMiddleware:
+    def __init__(self, stats: Any) -> None:
+        self.stats = stats
+        self.share: Share | None = None
+        self._logged: set[str] = set()  # key paths whose first refusal was logged
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> PartitionMiddleware:
+        middleware = cls(crawler.stats)
+        crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(middleware.request_scheduled, signal=signals.request_scheduled)
+        return middleware
+
+    def spider_opened(self, spider: Any) -> None:
+        self.share = getattr(spider, SHARE_ATTRIBUTE, None)
+        if self.share is not None:
+            logger.info("Crawling share %d of %d of the partition of %d sites",
+                        self.share.index, self.share.plan_file.crawlers,
+                        len(self.share.plan_file.sites))
+
+    def request_scheduled(self, request: Request) -> None:
+        self.process_request(request)
+
+    def process_request(self, request: Request) -> None:
+        share = self.share
+        if share is None or share.allows(request.url) or _is_robots(request.url):
+            return
+        self.stats.inc_value("tianwang/partition/refused")
+        key = path_key(request.url)
+        if key not in self._logged:  # one line per key path, not one per url
+            self._logged.add(key)
+            logger.info("Refused %s: key path %s is another share's (first for it)", request, key)
+        raise IgnoreRequest(f"partition: {key} is another share's key path")
+
+
+def _is_robots(url: str) -> bool:
+    rest = url.partition("://")[2]
+    return rest.split("?", 1)[0].endswith("/robots.txt") and rest.count("/") == 1
