@@ -171,3 +171,49 @@ def serve_graph(directory: Path, access_log: Path) -> Iterator[TestWeb]:
     hosts = len({record["host"] for record in truth.values()})
     with TestWebProcess.for_graph(directory, access_log=access_log) as web:
         yield TestWeb(web.address, access_log, truth, 0, hosts)
+
+
+# --- issue 9: a small web with mirrors, crawled with the site spider's defaults, deduped ---
+
+
+@pytest.fixture(scope="session")
+def collection_crawl(tmp_path_factory: pytest.TempPathFactory):
+    """The crawl and global dedup the sample and stats tests share (tests/collection_crawl.py)."""
+    from tests.collection_crawl import run_collection_crawl
+
+    return run_collection_crawl(tmp_path_factory.mktemp("collection"))
+
+
+# --- the collection host list (issue 9: `testweb collection`, `testweb serve --collection`) ---
+COLLECTION_SEED, COLLECTION_HOSTS, COLLECTION_PAGES = 21, 40, 80
+
+
+@dataclass
+class CollectionTestWeb:
+    """The served collection web, its url lists, spam list and per-site truth."""
+
+    __test__ = False
+    address: str
+    access_log: Path
+    files: Path  # urls_<k>.txt, truth.jsonl, spamlist.txt as `testweb collection` wrote them
+    truth: dict[str, dict]  # site (`http://host:port/`) -> its truth record
+
+    def url_lists(self) -> list[Path]:
+        return sorted(self.files.glob("urls_*.txt"))
+
+
+@pytest.fixture(scope="session")
+def collection_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CollectionTestWeb]:
+    import json
+
+    files = tmp_path_factory.mktemp("collection")
+    sizes = ["--seed", str(COLLECTION_SEED), "--hosts", str(COLLECTION_HOSTS),
+             "--max-pages", str(COLLECTION_PAGES)]
+    made = tianwang_cli("testweb", "collection", *sizes, "--out", str(files))
+    assert made.returncode == 0, made.stderr
+    lines = (files / "truth.jsonl").read_text(encoding="utf-8").splitlines()
+    truth = {record["site"]: record for record in map(json.loads, lines)}
+    log = files / "access.jsonl"
+    with TestWebProcess(COLLECTION_SEED, COLLECTION_HOSTS, COLLECTION_PAGES, access_log=log,
+                        extra_args=("--collection",)) as web:
+        yield CollectionTestWeb(web.address, log, files, truth)
