@@ -177,3 +177,11 @@ TIANWANG_REDIS_BATCH = 64
 # --- site partition (issue 8, DESIGN.md section 9: tianwang/analysis/partition_commands.py) ---
 # Key paths: the fewest largest path keys holding this share of a site's urls (seed 002: 0.9).
 TIANWANG_PARTITION_SHARE = 0.9
+
+# --- collection building: the validate spider, D1 -> D2 (issue 9; seed 004's wget -T 20 -t 2) ---
+# Seconds a homepage may take (sets DOWNLOAD_TIMEOUT for the validate spider).
+TIANWANG_VALIDATE_TIMEOUT = 20
+# Retries of a homepage that failed or answered 5xx/408/429 (sets RETRY_TIMES for validate).
+TIANWANG_VALIDATE_RETRIES = 2
+# Homepages fetched at once (sets CONCURRENT_REQUESTS for validate; seed 004 ran 200 threads).
+TIANWANG_VALIDATE_CONCURRENCY = 200

@@ -39,6 +39,22 @@ def register(subparsers: Any) -> None:
     spamlist = commands.add_parser("spamlist", help="print the spam list of the --junk hosts")
     spamlist.set_defaults(func=run_spamlist)
 
+    # Issue 9: the collection host list (tianwang/testweb/hostlist.py); serve it with
+    # `serve --collection` (same --seed, --hosts and --max-pages).
+    collection = commands.add_parser(
+        "collection", help="write a collection host list's url lists (D0 input), truth and "
+        "spam list")
+    collection.add_argument("--seed", type=int, required=True, help="the web's seed")
+    collection.add_argument("--hosts", type=positive_int, required=True,
+                            help="hosts of the normal web (>= 20)")
+    collection.add_argument("--max-pages", type=positive_int, default=300,
+                            help="largest normal site size in pages (default 300, as serve)")
+    collection.add_argument("--lists", type=positive_int, default=3,
+                            help="url lists to deal the urls over, one per machine (default 3)")
+    collection.add_argument("--out", metavar="DIR", required=True,
+                            help="writes urls_<k>.txt, truth.jsonl and spamlist.txt here")
+    collection.set_defaults(func=run_collection)
+
 
 def _web_options(parser: argparse.ArgumentParser, required: bool = True) -> None:
     parser.add_argument("--seed", type=int, required=required, help="the web's seed")
@@ -66,6 +82,12 @@ def _web_options(parser: argparse.ArgumentParser, required: bool = True) -> None
         help="pages change over a clock that GET /_testweb/clock?advance=SECONDS moves; "
         "ETag, Last-Modified and 304 answers",
     )
+    parser.add_argument(
+        "--collection",
+        action="store_true",
+        help="serve the collection host list's names too (aliases, unreachable, families; "
+        "`testweb collection`); implies --junk",
+    )
 
 
 def positive_int(text: str) -> int:
@@ -91,6 +113,10 @@ def _integer(text: str) -> int:
 
 
 def _web(args: argparse.Namespace) -> SyntheticWeb:
+    if getattr(args, "collection", False):
+        from tianwang.testweb.hostlist import CollectionWeb
+
+        return CollectionWeb(args.seed, args.hosts, args.max_pages)  # type: ignore[return-value]
     return SyntheticWeb(args.seed, args.hosts, args.max_pages, junk=args.junk,
                         mirrors=args.mirrors, changing=args.changing)
 
@@ -157,4 +183,26 @@ def run_spamlist(args: argparse.Namespace) -> int:
 
     sys.stdout.write(SPAM_LIST)
     sys.stdout.flush()
+    return 0
+
+
+def run_collection(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tianwang.testweb.hostlist import CollectionWeb, spam_list
+
+    try:
+        web = CollectionWeb(args.seed, args.hosts, args.max_pages)
+        lists = web.url_lists(args.lists)
+    except ValueError as exc:
+        print(f"tianwang testweb collection: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for k, urls in enumerate(lists):
+        (out / f"urls_{k}.txt").write_text("".join(f"{u}\n" for u in urls), encoding="utf-8")
+    lines = [json.dumps(record) + "\n" for record in web.truth()]
+    (out / "truth.jsonl").write_text("".join(lines), encoding="utf-8")
+    (out / "spamlist.txt").write_text(spam_list(), encoding="utf-8")
+    print(f"{len(lines)} sites, {sum(map(len, lists))} urls in {len(lists)} lists: {out}")
     return 0

@@ -1,0 +1,175 @@
+"""The `validate` spider: fetch every site's homepage, D1 -> D2 (seed 004 section 3.2, step 2).
+
+    scrapy crawl validate -a sites=D1 -a out=D2 [-a removed=D2.removed]
+
+Reads a site list (`<site>\\t<pages>`, more columns ignored), asks each site's homepage once,
+as `wget -T 20 -t 2` did: TIANWANG_VALIDATE_TIMEOUT seconds, TIANWANG_VALIDATE_RETRIES retries,
+TIANWANG_VALIDATE_CONCURRENCY at once (tianwang/settings.py; they set DOWNLOAD_TIMEOUT,
+RETRY_TIMES and CONCURRENT_REQUESTS at spider priority, so a Scrapy setting given with -s
+still wins). Redirects are followed (as wget does); the row records the url that answered.
+
+A site is reachable when its homepage answers 200 with a non-empty body. At the end, and only
+when the crawl finished, it writes D2 whole (tianwang/collection/hosttable.py: site, pages,
+status, MD5 of the body, final url, sorted) and the removals file (`<site>\\t<pages>\\t<reason>`):
+every other site with why: `http-<status>` (after retries), `timeout`, `dns`, `refused`,
+`connection-lost`, `empty` (a 200 without a body) or `error-<exception>`. The homepage url
+leaves out the scheme's default port (`http://host:80/` is asked as `http://host/`).
+
+D1 was chosen by the operator, not found on pages: the host filter (ports, IPs, spam names:
+D4's work) and robots.txt are off, and so is the filter of private addresses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from scrapy import Request, Spider
+from scrapy.http import Response
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.internet import error
+from twisted.python.failure import Failure
+from twisted.web.client import ResponseFailed
+
+from tianwang.collection.hosttable import Checked, TableError, read_rows, removal_line
+from tianwang.collection.sitelist import split_site, write_lines
+from tianwang.config import get_int
+from tianwang.hosts import DEFAULT_PORTS
+
+SITE_META = "tianwang_site"
+# (Scrapy setting, tianwang setting, smallest sensible value)
+MAPPED = (
+    ("DOWNLOAD_TIMEOUT", "TIANWANG_VALIDATE_TIMEOUT", 1),
+    ("RETRY_TIMES", "TIANWANG_VALIDATE_RETRIES", 0),
+    ("CONCURRENT_REQUESTS", "TIANWANG_VALIDATE_CONCURRENCY", 1),
+)
+# Exceptions a fetch ends with, and the reason written for them (first match wins).
+ERRORS = (
+    ((error.TimeoutError, error.TCPTimedOutError), "timeout"),
+    ((error.DNSLookupError,), "dns"),
+    ((error.ConnectionRefusedError,), "refused"),
+    ((error.ConnectionLost, error.ConnectionDone, ResponseFailed), "connection-lost"),
+)
+
+
+class ValidateError(ValueError):
+    """Arguments the spider cannot start with; nothing is fetched."""
+
+
+class ValidateSpider(Spider):
+    name = "validate"
+    custom_settings = {
+        # One request per site in file order: Scrapy's scheduler, not the url-weight frontier.
+        "SCHEDULER": "scrapy.core.scheduler.Scheduler",
+        # The proxy only (the test web, or TIANWANG_PROXY): no host or content-type filter.
+        "DOWNLOADER_MIDDLEWARES": {"tianwang.middlewares.proxy.ProxyMiddleware": 740},
+        "ITEM_PIPELINES": {},
+        "ROBOTSTXT_OBEY": False,
+        "DOWNLOAD_DELAY": 0,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 8,  # a slot is a host name; sites rarely share one
+        "COOKIES_ENABLED": False,
+        "HTTPCACHE_ENABLED": False,
+        "DOWNLOAD_MAXSIZE": 10 * 1024 * 1024,  # a homepage beyond it counts as an error
+        "RETRY_GIVE_UP_LOG_LEVEL": "DEBUG",  # every unreachable site would log one line
+    }
+    sites: dict[str, int]
+
+    def __init__(self, sites: str | None = None, out: str | None = None,
+                 removed: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not sites or not out:
+            raise ValidateError("validate needs -a sites=D1 -a out=D2")
+        self.sites_path, self.out = sites, Path(out)
+        self.removed = Path(removed) if removed else self.out.with_name(self.out.name + ".removed")
+        for path in (self.out, self.removed):
+            if not path.parent.is_dir():
+                raise ValidateError(f"validate: no directory for {path}")
+        self.checked: dict[str, Checked] = {}
+        self.failed: dict[str, str] = {}
+
+    @classmethod
+    def update_settings(cls, settings: Any) -> None:
+        super().update_settings(settings)
+        for scrapy_name, name, minimum in MAPPED:
+            settings.set(scrapy_name, get_int(settings, name, minimum=minimum), "spider")
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> ValidateSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.load()
+        return spider
+
+    def load(self) -> None:
+        try:
+            self.sites = {parts[0]: int(parts[1]) for parts in read_rows(self.sites_path,
+                                                                          ("site", "pages"))}
+        except TableError as exc:
+            raise ValidateError(f"validate: {exc}") from None
+        self.logger.info("validating %d sites from %s", len(self.sites), self.sites_path)
+
+    async def start(self) -> AsyncIterator[Request]:
+        for site in self.sites:
+            # dont_filter: two sites redirecting to one url are both recorded.
+            yield Request(homepage(site), callback=self.parse, errback=self.fail,
+                          dont_filter=True, meta={SITE_META: site})
+
+    def parse(self, response: Response) -> None:
+        site = response.meta[SITE_META]
+        if response.status != 200:
+            self._record_failure(site, f"http-{response.status}")
+        elif not response.body:
+            self._record_failure(site, "empty")
+        else:
+            md5 = hashlib.md5(response.body).hexdigest()
+            self.checked[site] = Checked(site, self.sites[site], 200, md5, response.url)
+            self._progress()
+
+    def fail(self, failure: Failure) -> None:
+        self._record_failure(failure.request.meta[SITE_META], failure_reason(failure))
+
+    def _record_failure(self, site: str, reason: str) -> None:
+        self.failed[site] = reason
+        self.crawler.stats.inc_value(f"tianwang/validate/{reason}")
+        self._progress()
+
+    def _progress(self) -> None:
+        done = len(self.checked) + len(self.failed)
+        if done % max(1, len(self.sites) // 10) == 0 or done == len(self.sites):
+            self.logger.info("validated %d of %d sites", done, len(self.sites))
+
+    def closed(self, reason: str) -> None:
+        if reason != "finished":
+            self.logger.error("validate: crawl ended (%s); %s not written", reason, self.out)
+            return
+        for site in self.sites:  # nothing is dropped silently
+            if site not in self.checked and site not in self.failed:
+                self.failed[site] = "no-answer"
+        write_lines(self.out, (self.checked[s].d2_line() for s in sorted(self.checked)))
+        write_lines(self.removed, (removal_line(s, self.sites[s], self.failed[s])
+                                   for s in sorted(self.failed)))
+        self.logger.info("%s", count_line(len(self.sites), len(self.checked), self.failed))
+
+
+def homepage(site: str) -> str:
+    """The url asked for a site: `http://host:80/` -> `http://host/`, other ports kept."""
+    scheme, host, port = split_site(site)
+    return f"{scheme}://{host}/" if port == DEFAULT_PORTS.get(scheme) else site
+
+
+def failure_reason(failure: Failure) -> str:
+    if failure.check(HttpError):
+        return f"http-{failure.value.response.status}"
+    for kinds, reason in ERRORS:
+        if failure.check(*kinds):
+            return reason
+    return f"error-{type(failure.value).__name__.lower()}"
+
+
+def count_line(total: int, reachable: int, failed: dict[str, str]) -> str:
+    reasons = Counter(failed.values())
+    parts = ", ".join(f"{r} {n}" for r, n in sorted(reasons.items(), key=lambda i: (-i[1], i[0])))
+    return (f"D2: {reachable} sites reachable of {total}; {len(failed)} removed"
+            + (f": {parts}" if parts else ""))
