@@ -1,10 +1,252 @@
-"""`tianwang stats` (not built yet: a placeholder so the command tree assembles)."""
+"""`tianwang stats DIR`: seed 004's chapter 4 tables for a record tree, as Markdown.
+
+Size (table 4.1): pages, sites, bytes, average page size, pages and bytes per site. Bytes are
+the pages' HTTP bodies as served (what a reader downloads), not the compressed records.
+A site is a host directory `data_<k>/<host>` of the tree; a page is a record.
+Domain types (table 4.2): share of the pages, pages, dynamic pages, sites.
+Page forms (table 4.3): pages and dynamic pages of each form, most common first.
+Site sizes (figure 3.2): the number of sites of each size, the slope of its power law
+fitted by maximum likelihood (tianwang/collection/sizefit.py), and with --plot a PNG of the
+sizes on log-log axes with the fitted line. Classes: tianwang/collection/pageclass.py.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+from urllib.parse import urlsplit
+
+from tianwang.analysis.commands import ProgressBar
+from tianwang.analysis.dedup import DONE_FILE, WORK_DIR
+from tianwang.collection.pageclass import DOMAIN_TYPES, domain_type, is_dynamic, page_form
+from tianwang.collection.sizefit import SizeFit, fit_sizes
+from tianwang.formats.record import Record, RecordError, iter_records
+from tianwang.formats.store import record_files
+
+MAX_FORMS = 30  # rows of the page-form table; rarer forms are summed into one row
+
+Progress = ProgressBar | None
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("stats", help="(not built yet)")
-    parser.set_defaults(func=lambda args: parser.error("not built yet"))
+@dataclass
+class Row:
+    pages: int = 0
+    dynamic: int = 0
+    bytes: int = 0
+    sites: int = 0
+
+
+@dataclass
+class Stats:
+    total: Row = field(default_factory=Row)
+    domains: dict[str, Row] = field(default_factory=lambda: {t: Row() for t in DOMAIN_TYPES})
+    forms: dict[str, Row] = field(default_factory=dict)
+    sizes: list[int] = field(default_factory=list)  # pages of each site
+    stored_bytes: int = 0  # the page.dat files on disk
+
+
+class StatsError(Exception):
+    """Something the user must fix; the message says what."""
+
+
+# -- counting ----------------------------------------------------------------------------
+
+
+def collect(tree: Path, bar: Progress = None) -> Stats:
+    """Every record of the tree, counted by site, domain type and page form."""
+    stats = Stats()
+    files = record_files(tree)
+    for done, path in enumerate(files, 1):
+        site = Row(sites=1)
+        host = None
+        for record in iter_records(path):
+            host = host or _host(record, path)
+            _count_page(stats, site, record)
+        if site.pages:
+            stats.sizes.append(site.pages)
+            _add(stats.domains[domain_type(host)], site)
+            _add(stats.total, site)
+        stats.stored_bytes += path.stat().st_size
+        if bar is not None:
+            bar.update("stats", done, len(files))
+    return stats
+
+
+def _host(record: Record, path: Path) -> str:
+    """The site's host name: its first record's, else the directory's (`host_8080`)."""
+    return urlsplit(record.url).hostname or path.parent.name.rsplit("_", 1)[0]
+
+
+def _count_page(stats: Stats, site: Row, record: Record) -> None:
+    size = len(record.http.body) if record.data.startswith(b"HTTP/") else len(record.data)
+    dynamic = is_dynamic(record.url)
+    site.pages += 1
+    site.dynamic += dynamic
+    site.bytes += size
+    form = stats.forms.setdefault(page_form(record.url), Row())
+    form.pages += 1
+    form.dynamic += dynamic
+    form.bytes += size
+
+
+def _add(total: Row, part: Row) -> None:
+    total.pages += part.pages
+    total.dynamic += part.dynamic
+    total.bytes += part.bytes
+    total.sites += part.sites
+
+
+# -- the report --------------------------------------------------------------------------
+
+
+def write_report(out: TextIO, tree: Path, stats: Stats, fit: SizeFit | None,
+                 plot: Path | None) -> None:
+    total = stats.total
+    out.write(f"# Collection statistics: {tree}\n\n")
+    _size_table(out, stats)
+    out.write("\n## Domain types\n\n| domain type | share | pages | dynamic pages | sites |\n"
+              "|---|---:|---:|---:|---:|\n")
+    # Most pages first; sorted() is stable, so ties keep the issue's order.
+    for name, row in sorted(stats.domains.items(), key=lambda item: -item[1].pages):
+        out.write(f"| {name} | {_share(row.pages, total.pages)} | {row.pages:,} | "
+                  f"{row.dynamic:,} | {row.sites:,} |\n")
+    out.write("\n## Page forms\n\n| page form | share | pages | dynamic pages |\n"
+              "|---|---:|---:|---:|\n")
+    for name, row in _form_rows(stats.forms):
+        out.write(f"| {name} | {_share(row.pages, total.pages)} | {row.pages:,} | "
+                  f"{row.dynamic:,} |\n")
+    out.write("\n## Site sizes\n\n")
+    _size_section(out, stats.sizes, fit, plot)
+
+
+def _size_table(out: TextIO, stats: Stats) -> None:
+    total = stats.total
+    rows = [
+        ("pages", f"{total.pages:,}"),
+        ("sites", f"{total.sites:,}"),
+        ("bytes", f"{total.bytes:,} ({total.bytes / 1024:,.0f} KB)"),
+        ("average page size", f"{total.bytes / total.pages:,.0f} bytes/page"),
+        ("pages per site", f"{total.pages / total.sites:,.1f} pages/site"),
+        ("bytes per site", f"{total.bytes / total.sites / 1024:,.1f} KB/site"),
+        ("dynamic pages", f"{total.dynamic:,} ({_share(total.dynamic, total.pages)})"),
+        ("stored", f"{stats.stored_bytes:,} bytes of page.dat files"),
+    ]
+    out.write("## Size\n\n| | |\n|---|---:|\n")
+    out.writelines(f"| {name} | {value} |\n" for name, value in rows)
+
+
+def _form_rows(forms: dict[str, Row]) -> list[tuple[str, Row]]:
+    rows = sorted(forms.items(), key=lambda item: (-item[1].pages, item[0]))
+    if len(rows) <= MAX_FORMS:
+        return rows
+    rest = Row()
+    for _name, row in rows[MAX_FORMS - 1 :]:
+        _add(rest, row)
+    return [*rows[: MAX_FORMS - 1], (f"({len(rows) - MAX_FORMS + 1} rarer forms)", rest)]
+
+
+def _size_section(out: TextIO, sizes: list[int], fit: SizeFit | None, plot: Path | None) -> None:
+    counts = Counter(sizes)
+    if fit is None:
+        out.write(f"fitted slope: n/a (the {len(sizes)} sites have fewer than two distinct "
+                  "sizes)\n")
+    else:
+        out.write(f"fitted slope: {fit.slope:.3f} (sites of size s ~ s^-{fit.alpha:.3f}; "
+                  f"discrete power-law maximum likelihood on sizes {fit.smin}..{fit.smax}, "
+                  f"{fit.sites:,} sites)\n")
+    out.write(f"\ndistinct sizes: {len(counts):,}; largest site: {max(sizes):,} pages; "
+              f"sites under 10 pages: {sum(1 for s in sizes if s < 10):,}\n")
+    if plot is not None:
+        out.write(f"\n![site sizes on log-log axes]({plot})\n")
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.3f}%" if whole else "-"
+
+
+def draw_plot(path: Path, sizes: list[int], fit: SizeFit | None) -> None:
+    """Sites of each size on log-log axes, and the fitted law's line; written whole."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: a file only
+    from matplotlib import pyplot
+
+    counts = sorted(Counter(sizes).items())
+    figure, axes = pyplot.subplots(figsize=(6, 4.5))
+    axes.scatter([s for s, _n in counts], [n for _s, n in counts], s=10, label="sites")
+    title = f"{len(sizes):,} sites"
+    if fit is not None:
+        ends = [fit.smin, fit.smax]
+        axes.plot(ends, [fit.expected(s) for s in ends], color="C1",
+                  label=f"fitted slope {fit.slope:.3f}")
+        title += f", fitted slope {fit.slope:.3f}"
+        axes.legend()
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("site size (pages)")
+    axes.set_ylabel("number of sites")
+    axes.set_title(title)
+    figure.tight_layout()
+    tmp = path.with_name(path.name + ".tmp")
+    figure.savefig(tmp, format="png")
+    pyplot.close(figure)
+    tmp.replace(path)
+
+
+# -- the command -------------------------------------------------------------------------
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "stats", help="seed 004's statistics tables of a record tree (Markdown)",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dir", metavar="DIR", help="record tree (e.g. a tianwang sample output)")
+    parser.add_argument("--out", metavar="FILE", help="write the report here (default: stdout)")
+    parser.add_argument("--plot", metavar="PNG", help="draw the site-size distribution here")
+    parser.set_defaults(func=cmd_stats)
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    tree = Path(args.dir)
+    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
+    try:
+        stats = _stats_of(tree, bar)
+    except StatsError as exc:
+        print(f"tianwang stats: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if bar is not None:
+            bar.close()
+    fit = fit_sizes(stats.sizes)
+    plot = Path(args.plot) if args.plot else None
+    if plot is not None:
+        draw_plot(plot, stats.sizes, fit)
+    if args.out is None:
+        write_report(sys.stdout, tree, stats, fit, plot)
+        return 0
+    out = Path(args.out)
+    tmp = out.with_name(out.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as file:
+        write_report(file, tree, stats, fit, plot)
+    tmp.replace(out)
+    print(f"stats: {stats.total.pages:,} pages, {stats.total.sites:,} sites, "
+          f"{stats.total.bytes:,} bytes -> {out}")
+    return 0
+
+
+def _stats_of(tree: Path, bar: Progress) -> Stats:
+    if not tree.is_dir():
+        raise StatsError(f"{tree}: {'not a directory' if tree.exists() else 'no such directory'}")
+    if (tree / WORK_DIR).exists() and not (tree / DONE_FILE).exists():
+        raise StatsError(f"{tree} is an unfinished dedup output; finish it first")
+    try:
+        stats = collect(tree, bar)
+    except RecordError as exc:
+        raise StatsError(f"damaged record file: {exc}") from None
+    if not stats.total.pages:
+        raise StatsError(f"{tree} holds no records (no data_*/<host>/page.dat)")
+    return stats
