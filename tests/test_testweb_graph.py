@@ -16,7 +16,8 @@ import pytest
 from tests.conftest import TestWeb, scrapy_crawl, serve_graph, tianwang_cli, write_graph
 from tests.test_spiders_site import read_tree
 from tests.truth import reach
-from tianwang.testweb.graph import GraphError, GraphWeb, served_url
+from tianwang.analysis.sitegraph import GraphDirError
+from tianwang.testweb.graph import GraphWeb, served_url
 from tianwang.testweb.launcher import TestWebProcess
 
 # Two hosts; an https page, a host in capitals, a space and a default port to be normalized,
@@ -98,11 +99,11 @@ def test_other_urls_are_404_and_robots_allows_everything(graph_dir: Path) -> Non
 @pytest.mark.parametrize(
     ("pages", "edges", "named"),
     [
-        ("id\turl\thost\n0\thttp://a.test/\ta.test\n", "src\tdst\n0\t7\n", "edges.tsv:2"),
+        ("id\turl\thost\n0\thttp://a.test/\ta.test\n", "src\tdst\n0\t7\n", "edges.tsv line 2"),
         ("id\turl\thost\n0\thttp://a.test/\ta\n0\thttp://a.test/x\ta\n", "s\td\n",
-         "pages.tsv:3: page id 0 repeated"),
-        ("id\turl\thost\nzero\thttp://a.test/\ta\n", "s\td\n", "pages.tsv:2"),
-        ("id\turl\thost\n0\tnot a url\ta\n", "s\td\n", "pages.tsv:2"),
+         "pages.tsv line 3: page id 0 again"),
+        ("id\turl\thost\nzero\thttp://a.test/\ta\n", "s\td\n", "pages.tsv line 2"),
+        ("id\turl\thost\n0\tnot a url\ta\n", "s\td\n", "pages.tsv: page 0"),
         (None, "s\td\n", "cannot read"),
     ],
 )
@@ -112,7 +113,7 @@ def test_a_bad_graph_is_named_by_file_and_line(
     if pages is not None:
         (tmp_path / "pages.tsv").write_text(pages)
     (tmp_path / "edges.tsv").write_text(edges)
-    with pytest.raises(GraphError, match=named):
+    with pytest.raises(GraphDirError, match=named):
         GraphWeb.from_dir(tmp_path)
 
 

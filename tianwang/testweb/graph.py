@@ -1,7 +1,8 @@
 """A recorded link graph served as a web: every page at its url, its links as <a href>.
 
 The recorded format is the UCI crawl's (../shared/data/uci-ics-dev-crawl/README.md):
-pages.tsv `id url host` and edges.tsv `src_id dst_id`, tab-separated, each with a header.
+pages.tsv `id url host` and edges.tsv `src_id dst_id`, tab-separated, each with a header,
+read by the partition commands' reader (tianwang.analysis.sitegraph.read_recorded_graph).
 Bodies are synthesized: deterministic running text chosen by the page id, with the page's
 own url and id in it, so no two pages share an MD5 and dedup merges none. Pure python.
 
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from tianwang.analysis.sitegraph import PAGES_FILE, GraphDirError, read_recorded_graph
 from tianwang.testweb.model import Response
 from tianwang.testweb.text import PARAGRAPH_COUNT, RINGS
 from tianwang.urls import safe_url
@@ -29,10 +31,6 @@ from tianwang.urls import safe_url
 ROBOTS = b"User-agent: *\nDisallow:\n"
 HTML_TYPE = "text/html; charset=utf-8"
 PARAGRAPHS_PER_PAGE = 3
-
-
-class GraphError(ValueError):
-    """A recorded graph that cannot be read: the message names the file and line."""
 
 
 def served_url(url: str) -> str:
@@ -66,11 +64,18 @@ class GraphWeb:
 
     @classmethod
     def from_dir(cls, directory: str | os.PathLike[str]) -> GraphWeb:
-        """Read DIR/pages.tsv and DIR/edges.tsv; GraphError naming the file and line."""
-        directory = Path(directory)
-        urls, ids = _read_pages(directory / "pages.tsv")
-        sources, targets = _read_edges(directory / "edges.tsv", ids)
-        return cls(urls, sources, targets)
+        """Read DIR/pages.tsv and DIR/edges.tsv (the partition commands' reader);
+        GraphDirError naming the file and the fault."""
+        graph = read_recorded_graph(directory)
+        urls = []
+        for page, url in enumerate(graph.urls):
+            try:
+                urls.append(served_url(url))
+            except ValueError as exc:
+                raise GraphDirError(
+                    f"{Path(directory) / PAGES_FILE}: page {page} ({url!r}): {exc}"
+                ) from None
+        return cls(urls, graph.sources, graph.targets)
 
     def links(self, page: int) -> list[int]:
         return list(self._targets[self._offsets[page] : self._offsets[page + 1]])
@@ -146,49 +151,3 @@ def _by_source(pages: int, sources: array, targets: array) -> tuple[array, array
         grouped[filled[source]] = target
         filled[source] += 1
     return offsets, grouped
-
-
-def _rows(path: Path, columns: int) -> Iterator[tuple[int, list[str]]]:
-    try:
-        with path.open(encoding="utf-8") as file:
-            for number, line in enumerate(file, 1):
-                if number == 1 or not line.strip():
-                    continue  # the header line
-                fields = line.rstrip("\n").split("\t")
-                if len(fields) < columns:
-                    raise GraphError(f"{path}:{number}: expected {columns} tab-separated fields")
-                yield number, fields
-    except OSError as exc:
-        raise GraphError(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise GraphError(f"{path} is not UTF-8: {exc}") from None
-
-
-def _read_pages(path: Path) -> tuple[list[str], dict[int, int]]:
-    """Served urls in file order, and recorded id -> index (ids need not be 0..n-1)."""
-    urls: list[str] = []
-    ids: dict[int, int] = {}
-    for number, fields in _rows(path, 2):
-        try:
-            recorded, url = int(fields[0]), served_url(fields[1])
-        except ValueError as exc:
-            raise GraphError(f"{path}:{number}: {exc}") from None
-        if recorded in ids:
-            raise GraphError(f"{path}:{number}: page id {recorded} repeated")
-        ids[recorded] = len(urls)
-        urls.append(url)
-    return urls, ids
-
-
-def _read_edges(path: Path, ids: dict[int, int]) -> tuple[array, array]:
-    sources, targets = array("i"), array("i")
-    for number, fields in _rows(path, 2):
-        try:
-            source, target = ids[int(fields[0])], ids[int(fields[1])]
-        except (KeyError, ValueError):
-            raise GraphError(
-                f"{path}:{number}: not two page ids of pages.tsv: {fields[:2]}"
-            ) from None
-        sources.append(source)
-        targets.append(target)
-    return sources, targets
