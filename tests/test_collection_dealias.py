@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import COLLECTION_HOSTS, COLLECTION_PAGES, COLLECTION_SEED, tianwang_cli
+from tianwang.cli import main
 from tianwang.collection.dealias import dealias
 from tianwang.collection.hosttable import Checked
 from tianwang.testweb.hostlist import CollectionWeb
@@ -103,15 +104,25 @@ def test_d3_and_aliases_equal_truth(tmp_path: Path, truth: list[dict]) -> None:
     ],
 )
 def test_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, content: str | None,
-                                                      message: str) -> None:
+                                                      message: str, capsys) -> None:
     d2, d3 = tmp_path / "d2", tmp_path / "d3"
     if content is not None:
         d2.write_text(content, encoding="utf-8")
     d3.write_text("earlier\n")
-    result = tianwang_cli("hosts", "dealias", str(d2), "-o", str(d3))
-    assert result.returncode == 1
-    [line] = result.stderr.splitlines()
+    code, _out, err = run_in_process(capsys, "hosts", "dealias", str(d2), "-o", str(d3))
+    assert code == 1
+    [line] = err.splitlines()
     assert message in line and line.endswith(f"{d3} not written")
     assert d3.read_text() == "earlier\n" and not (tmp_path / "d3.aliases").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["d3"] + (["d2"] if content is not None else []))
+
+
+def run_in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The command run as `tianwang ARGS` would run it, in this process (fast for error cases)."""
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's usage errors
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import COLLECTION_HOSTS, COLLECTION_PAGES, COLLECTION_SEED, tianwang_cli
+from tianwang.cli import main
 from tianwang.collection.spamfilter import filter_sites, outlier_families, registered_domain
 from tianwang.hosts import SpamList
 from tianwang.testweb.hostlist import FAMILY_DOMAIN, CollectionWeb, spam_list
@@ -99,11 +100,12 @@ def test_d4_and_removals_equal_truth(tmp_path: Path, truth: list[dict]) -> None:
     assert [line.split(":")[0] for line in lines[1:]] == [f"family {FAMILY_DOMAIN}"]
 
 
-def test_min_pages_and_no_spam_list(tmp_path: Path, truth: list[dict]) -> None:
+def test_min_pages_and_no_spam_list(tmp_path: Path, truth: list[dict], capsys) -> None:
     d3 = write_d3(tmp_path / "d3", truth)
-    result = tianwang_cli("hosts", "filter", str(d3), "-o", str(tmp_path / "d4"),
-                          "--min-pages", "1", "--removed", str(tmp_path / "gone"))
-    assert result.returncode == 0, result.stderr
+    code, _out, err = run_in_process(capsys, "hosts", "filter", str(d3), "-o",
+                                     str(tmp_path / "d4"), "--min-pages", "1", "--removed",
+                                     str(tmp_path / "gone"))
+    assert code == 0, err
     reasons = Counter(line.rsplit("\t", 1)[1] for line in
                       (tmp_path / "gone").read_text().splitlines())
     # Without the list, fangwen.com's letter-led hosts pass the list rule and are found as a
@@ -129,20 +131,31 @@ def test_min_pages_and_no_spam_list(tmp_path: Path, truth: list[dict]) -> None:
 )
 def test_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, files: dict[str, str],
                                                       args: tuple[str, ...],
-                                                      message: str) -> None:
+                                                      message: str, capsys) -> None:
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     extra = [*args, str(tmp_path / "spam")] if args else []
-    result = tianwang_cli("hosts", "filter", str(tmp_path / "d3"), "-o", str(tmp_path / "d4"),
-                          *extra)
-    assert result.returncode == 1
-    [line] = result.stderr.splitlines()
+    code, _out, err = run_in_process(capsys, "hosts", "filter", str(tmp_path / "d3"), "-o",
+                                     str(tmp_path / "d4"), *extra)
+    assert code == 1
+    [line] = err.splitlines()
     assert message in line and line.endswith("d4 not written")
     if "spam" in files:
         assert "line 2: bad regex '(unclosed'" in line
     assert not (tmp_path / "d4").exists() and not (tmp_path / "d4.removed").exists()
 
 
-def test_min_pages_must_be_positive(tmp_path: Path) -> None:
-    result = tianwang_cli("hosts", "filter", "d3", "-o", str(tmp_path / "d4"), "--min-pages", "0")
-    assert result.returncode == 2 and "must be at least 1" in result.stderr
+def test_min_pages_must_be_positive(tmp_path: Path, capsys) -> None:
+    code, _out, err = run_in_process(capsys, "hosts", "filter", "d3", "-o", str(tmp_path / "d4"),
+                                     "--min-pages", "0")
+    assert code == 2 and "must be at least 1" in err
+
+
+def run_in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The command run as `tianwang ARGS` would run it, in this process (fast for error cases)."""
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's usage errors
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err

@@ -28,6 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from scrapy import Request, Spider
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    ResponseDataLossError,
+)
 from scrapy.http import Response
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet import error
@@ -47,11 +54,13 @@ MAPPED = (
     ("CONCURRENT_REQUESTS", "TIANWANG_VALIDATE_CONCURRENCY", 1),
 )
 # Exceptions a fetch ends with, and the reason written for them (first match wins).
+# Scrapy 2.19's download handlers raise its own exceptions; twisted's are kept for others.
 ERRORS = (
-    ((error.TimeoutError, error.TCPTimedOutError), "timeout"),
-    ((error.DNSLookupError,), "dns"),
-    ((error.ConnectionRefusedError,), "refused"),
-    ((error.ConnectionLost, error.ConnectionDone, ResponseFailed), "connection-lost"),
+    ((DownloadTimeoutError, error.TimeoutError, error.TCPTimedOutError), "timeout"),
+    ((CannotResolveHostError, error.DNSLookupError), "dns"),
+    ((DownloadConnectionRefusedError, error.ConnectionRefusedError), "refused"),
+    ((ResponseDataLossError, DownloadFailedError, error.ConnectionLost, error.ConnectionDone,
+      ResponseFailed), "connection-lost"),
 )
 
 

@@ -1,0 +1,148 @@
+"""The validate spider (D1 -> D2): real crawls of the collection test web and of local sockets."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from scrapy.settings import Settings
+
+from tests.conftest import scrapy_crawl
+from tianwang.config import SettingError
+from tianwang.spiders.validate import ValidateSpider, homepage
+
+ATTEMPTS = 3  # the first fetch and TIANWANG_VALIDATE_RETRIES = 2
+
+
+def write_d1(path: Path, truth: dict[str, dict]) -> Path:
+    """D1 as truth says `hosts clean` leaves it: every site but the malformed names."""
+    rows = sorted((site, r["pages"]) for site, r in truth.items() if r["step"] != "D1")
+    path.write_text("".join(f"{site}\t{pages}\n" for site, pages in rows), encoding="utf-8")
+    return path
+
+
+def read_table(path: Path) -> list[list[str]]:
+    return [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture(scope="module")
+def validated(collection_web, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    work = tmp_path_factory.mktemp("validate")
+    d1 = write_d1(work / "d1", collection_web.truth)
+    log = collection_web.access_log
+    log_start = log.stat().st_size if log.exists() else 0
+    result = scrapy_crawl("validate", {"sites": str(d1), "out": str(work / "d2")},
+                          {"TIANWANG_PROXY": collection_web.address}, cwd=work)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(collection_web.access_log, encoding="utf-8") as log:
+        log.seek(log_start)
+        asked = Counter(json.loads(line)["url"] for line in log)
+    return {"work": work, "stderr": result.stderr, "asked": asked}
+
+
+def test_d2_holds_the_reachable_sites_with_their_homepage(validated: dict,
+                                                          collection_web) -> None:
+    truth = collection_web.truth
+    expected = sorted([site, str(r["pages"]), "200", r["md5"], r["final_url"]]
+                      for site, r in truth.items() if r["step"] not in ("D1", "D2"))
+    assert read_table(validated["work"] / "d2") == expected
+    # a redirect is followed: the row holds the url that answered, and its bytes' MD5
+    redirected = [row for row in expected if row[4] != homepage(row[0])]
+    assert len(redirected) == 1
+    [target] = [row for row in expected if homepage(row[0]) == redirected[0][4]]
+    assert redirected[0][3] == target[3]
+
+
+def test_unreachable_sites_are_removed_with_their_reason(validated: dict, collection_web) -> None:
+    expected = sorted([site, str(r["pages"]), r["reason"]]
+                      for site, r in collection_web.truth.items() if r["step"] == "D2")
+    assert read_table(validated["work"] / "d2.removed") == expected
+    counts = Counter(row[2] for row in expected)
+    reachable = sum(1 for r in collection_web.truth.values() if r["step"] not in ("D1", "D2"))
+    parts = ", ".join(f"{reason} {n}" for reason, n in sorted(
+        counts.items(), key=lambda item: (-item[1], item[0])))
+    assert (f"D2: {reachable} sites reachable of {reachable + len(expected)}; "
+            f"{len(expected)} removed: {parts}") in validated["stderr"]
+
+
+def test_each_homepage_is_asked_once_and_a_failing_one_retried_twice(
+        validated: dict, collection_web) -> None:
+    asked = validated["asked"]
+    checked = {s: r for s, r in collection_web.truth.items() if r["step"] != "D1"}
+    redirected_to = Counter(r["final_url"] for s, r in checked.items()
+                            if r["final_url"] != homepage(s))
+    for site, record in checked.items():
+        url = homepage(site)
+        expected = ATTEMPTS if record["reason"] in ("http-502", "http-504") else 1
+        assert asked[url] == expected + redirected_to[url], url
+    assert all(url.endswith("/") and url.count("/") == 3 for url in asked)  # homepages only
+
+
+def test_settings_map_to_scrapys_own() -> None:
+    settings = Settings()
+    settings.setmodule("tianwang.settings", priority="project")
+    ValidateSpider.update_settings(settings)
+    assert settings.getint("DOWNLOAD_TIMEOUT") == 20
+    assert settings.getint("RETRY_TIMES") == 2
+    assert settings.getint("CONCURRENT_REQUESTS") == 200
+    settings.set("TIANWANG_VALIDATE_TIMEOUT", 0, priority="cmdline")
+    with pytest.raises(SettingError, match="TIANWANG_VALIDATE_TIMEOUT"):
+        ValidateSpider.update_settings(settings)
+
+
+@pytest.mark.parametrize(("site", "url"), [
+    ("http://www.a.com:80/", "http://www.a.com/"),
+    ("https://www.a.com:443/", "https://www.a.com/"),
+    ("http://www.a.com:8080/", "http://www.a.com:8080/"),
+    ("http://[::1]:80/", "http://[::1]/"),
+])
+def test_homepage_url_leaves_out_the_default_port(site: str, url: str) -> None:
+    assert homepage(site) == url
+
+
+@pytest.fixture
+def dead_ports() -> Iterator[tuple[int, int]]:
+    """A port that accepts connections and never answers, and a port nobody listens on."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, not listening: connections are refused
+    yield silent.getsockname()[1], closed.getsockname()[1]
+    silent.close()
+    closed.close()
+
+
+def test_timeouts_and_refusals_are_recorded_not_dropped(tmp_path: Path,
+                                                        dead_ports: tuple[int, int]) -> None:
+    silent, closed = dead_ports
+    sites = {f"http://127.0.0.1:{silent}/": "timeout", f"http://127.0.0.1:{closed}/": "refused"}
+    d1 = tmp_path / "d1"
+    d1.write_text("".join(f"{site}\t12\n" for site in sorted(sites)))
+    result = scrapy_crawl("validate", {"sites": str(d1), "out": str(tmp_path / "d2")},
+                          {"TIANWANG_VALIDATE_TIMEOUT": "1", "TIANWANG_VALIDATE_RETRIES": "1"},
+                          cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (tmp_path / "d2").read_text() == ""
+    assert read_table(tmp_path / "d2.removed") == sorted(
+        [site, "12", reason] for site, reason in sites.items())
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "d1: No such file or directory"),
+    ("http://a.com:80/\t3\nhttp://b.com/\t3\n", "d1: line 2: expected <site>\\t<pages>"),
+])
+def test_bad_d1_stops_the_crawl_with_one_message(tmp_path: Path, content: str | None,
+                                                 message: str) -> None:
+    d1 = tmp_path / "d1"
+    if content is not None:
+        d1.write_text(content)
+    result = scrapy_crawl("validate", {"sites": str(d1), "out": str(tmp_path / "d2")}, {},
+                          cwd=tmp_path)
+    assert result.returncode != 0
+    assert f"ValidateError: validate: {tmp_path}/{message}" in result.stderr
+    assert not (tmp_path / "d2").exists() and not (tmp_path / "d2.removed").exists()
