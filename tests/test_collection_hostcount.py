@@ -133,16 +133,19 @@ def generated_list(seed: int, lines: int) -> tuple[bytes, dict[str, int]]:
     return ("\n".join(out) + ("\n" if seed % 2 else "")).encode(), truth
 
 
-@pytest.mark.parametrize("chunk", [1, 7, 64, 1000])
+@pytest.mark.parametrize("chunk, max_line", [(3, 16), (7, 1 << 20), (64, 16), (1000, 1 << 20)])
 @pytest.mark.parametrize("workers", [1, 2])
 def test_lines_across_task_boundaries_counted_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, workers: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, max_line: int, workers: int
 ) -> None:
+    # Lines span several tasks; with max_line 16 only a line's head is read (every
+    # `http://host:port` here is at most 16 bytes), the rest skipped in bounded reads.
     data, truth = generated_list(chunk + workers, 400)
     plain, zipped = tmp_path / "plain", tmp_path / "zipped"
     plain.write_bytes(data)
     zipped.write_bytes(gzip.compress(data))
     monkeypatch.setattr(hostcount, "CHUNK", chunk)
+    monkeypatch.setattr(hostcount, "MAX_LINE", max_line)
     result = hostcount.count_lists([str(plain), str(zipped)], workers)
     assert result.sites == {site: 2 * pages for site, pages in truth.items()}
     assert result.bad["not-url"] == 2 * (400 - sum(truth.values()))
@@ -154,6 +157,13 @@ def test_unreadable_input_leaves_no_d0(list_a: Path, tmp_path: Path) -> None:
     assert run.returncode == 1
     assert "missing" in run.stderr and "not written" in run.stderr
     assert not out.exists()
+    assert os.listdir(tmp_path) == ["a.txt"]
+
+
+def test_output_folder_checked_before_counting(list_a: Path, tmp_path: Path) -> None:
+    run = tianwang_cli("hosts", "count", str(list_a), "-o", str(tmp_path / "no" / "D0"))
+    assert run.returncode == 1
+    assert "no such directory" in run.stderr and not run.stdout
     assert os.listdir(tmp_path) == ["a.txt"]
 
 
@@ -193,7 +203,7 @@ def test_plain_names_read_as_the_parser_reads_them(key: bytes) -> None:
     assert hostcount.site_of(key) == hostcount._parsed_site(key)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.from_regex(rb"\Ahttps?://[A-Za-z0-9.-]{1,20}(:[0-9]{0,6})?\Z"))
 def test_plain_path_agrees_with_the_parser(key: bytes) -> None:
     assert hostcount.site_of(key) == hostcount._parsed_site(key)

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import tianwang_cli
-from tianwang.collection.sitelist import read_sites
+from tianwang.collection.hostnames import clean, load_tlds
+from tianwang.collection.sitelist import SiteListError, read_sites
 
 LONG_LABEL = "a" * 64
 LABEL_63 = "b" * 63
@@ -107,10 +108,18 @@ def test_another_tld_list(d0: Path, tmp_path: Path) -> None:
     "http://www.pku.edu.cn:80/\tthree\n",
     "http://www.pku.edu.cn:80/\t0\n",
     "http://www.pku.edu.cn:80/\n",
+    "http://a.cn:80/\t1\n",  # twice
 ])
-def test_a_malformed_d0_writes_nothing(tmp_path: Path, line: str) -> None:
+def test_a_malformed_d0_is_refused_naming_the_line(tmp_path: Path, line: str) -> None:
     d0 = tmp_path / "D0"
     d0.write_text("http://a.cn:80/\t1\n" + line)
+    with pytest.raises(SiteListError, match="D0: (line 2|http://a.cn:80/ is listed twice)"):
+        clean(d0, load_tlds())
+
+
+def test_a_malformed_d0_writes_nothing(tmp_path: Path) -> None:
+    d0 = tmp_path / "D0"
+    d0.write_text("http://a.cn:80/\t1\nhttp://www.pku.edu.cn/\t3\n")
     run = tianwang_cli("hosts", "clean", str(d0), "-o", str(tmp_path / "D1"))
     assert run.returncode == 1
     assert f"{d0}: line 2" in run.stderr and "not written" in run.stderr

@@ -46,10 +46,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tianwang.collection.sitelist import format_site, write_lines
+from tianwang.collection.sitelist import check_out_dir, format_site, write_lines
 from tianwang.hosts import DEFAULT_PORTS, MalformedURL, parse_url_host
 
 CHUNK = 8 << 20  # bytes per task: large enough that the per-task cost is nothing
+MAX_LINE = 1 << 20  # of a longer line only this much is read: its host is at its start
 # The scheme and authority of a url line: the authority ends where the URL standard ends it.
 # Searched in "\n" + data: a literal first character lets the regex engine skip to it.
 _URL = re.compile(rb"\n[ \t]*([Hh][Tt][Tt][Pp][Ss]?://[^/?#\\\s]*)")
@@ -220,11 +221,18 @@ def tasks(inputs: list[tuple[str, bool, int]]) -> Iterator[Task]:
 def _gzip_tasks(path: str) -> Iterator[Task]:
     """Decompressed chunks cut after a newline; a line is never split between two tasks."""
     with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw) as unzipped:
-        carry, consumed = b"", 0
+        carry, skipping, consumed = b"", False, 0
         while block := _unzip(unzipped, path):
+            if skipping:  # the rest of a long line whose head is in carry
+                newline = block.find(b"\n")
+                if newline < 0:
+                    continue
+                block, skipping = block[newline:], False
             cut = block.rfind(b"\n") + 1
-            if cut == 0:  # no line end yet: a line longer than a chunk stays whole
+            if cut == 0:  # no line end yet: of a long line keep the head, enough for its host
                 carry += block
+                if len(carry) > MAX_LINE:
+                    carry, skipping = carry[:MAX_LINE], True
                 continue
             data, carry = carry + block[:cut], block[cut:]
             yield Task(raw.tell() - consumed, data=data)
@@ -247,14 +255,22 @@ def read_task(task: Task) -> bytes:
     with open(task.path, "rb") as handle:
         if task.start:
             handle.seek(task.start - 1)
-            handle.readline()  # the line that began before start belongs to the range before
+            _skip_line(handle, task.end)  # a line begun before start is the range before's
         begin = handle.tell()
         if begin >= task.end:
             return b""
         data = handle.read(task.end - begin)
         if not data.endswith(b"\n"):
-            data += handle.readline()
+            data += handle.readline(MAX_LINE)  # the head of the last line is enough
         return data
+
+
+def _skip_line(handle: Any, end: int) -> None:
+    """Move past the next newline, or to end if there is none before it (in bounded reads)."""
+    while handle.tell() < end:
+        piece = handle.readline(MAX_LINE)
+        if not piece or piece.endswith(b"\n"):
+            return
 
 
 # -- running -----------------------------------------------------------------------------
@@ -395,6 +411,7 @@ def cmd_count(args: argparse.Namespace) -> int:
     bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     started = time.monotonic()
     try:
+        check_out_dir(args.out)
         result = count_lists(args.lists, args.workers, bar.update if bar else None)
         rows = sorted(result.sites.items())
         write_lines(args.out, (f"{site}\t{pages}\n" for site, pages in rows))

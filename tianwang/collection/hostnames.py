@@ -36,7 +36,13 @@ from encodings import idna
 from pathlib import Path
 from typing import Any
 
-from tianwang.collection.sitelist import SiteListError, read_sites, split_site, write_lines
+from tianwang.collection.sitelist import (
+    SiteListError,
+    check_out_dir,
+    read_sites,
+    split_site,
+    write_lines,
+)
 from tianwang.hosts import MalformedURL, ipv4_literal
 
 REASONS = ("bad-ip", "bad-char", "bad-idna", "empty-label", "long-label", "long-name",
@@ -155,6 +161,8 @@ def register(subparsers: Any) -> None:
 def cmd_clean(args: argparse.Namespace) -> int:
     removed_path = args.removed or f"{args.out}.removed"
     try:
+        check_out_dir(args.out)
+        check_out_dir(removed_path)
         kept, removed = clean(args.d0, load_tlds(args.tlds))
         write_lines(removed_path, removed)
         write_lines(args.out, kept)

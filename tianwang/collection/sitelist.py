@@ -63,6 +63,15 @@ def _shape(fields: int) -> str:
     return "<site>\\t<pages>" + ("\\t<reason>" if fields == 3 else "")
 
 
+def check_out_dir(path: str | Path) -> None:
+    """Fail before the work, not after it, when the output cannot be written there."""
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise NotADirectoryError(f"{folder}: no such directory for {path}")
+    if Path(path).is_dir():
+        raise IsADirectoryError(f"{path}: is a directory")
+
+
 def write_lines(path: str | Path, lines: Iterable[str]) -> None:
     """Write the lines to path whole or not at all."""
     path = Path(path)
