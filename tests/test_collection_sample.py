@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.collection_crawl import CollectionCrawl, site_sizes
+from tests.collection_crawl import CollectionCrawl, on_terminal, site_sizes
 from tests.conftest import tianwang_cli
 from tests.truth import host_of
 from tianwang.collection.sample import kept_hosts
@@ -169,3 +169,12 @@ def test_a_damaged_input_writes_nothing_and_names_the_file(
     run = tianwang_cli("sample", str(page.parents[2]), "--out", str(tmp_path / "out"))
     assert run.returncode == 1 and str(page) in run.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_progress_bar_on_a_terminal(collection_crawl: CollectionCrawl, tmp_path: Path) -> None:
+    code, stdout, shown = on_terminal("sample", str(collection_crawl.dedup), "--out",
+                                      str(tmp_path / "out"))
+    assert code == 0 and stdout.startswith(b"sample: kept ")
+    for phase in (b"count", b"copy"):
+        assert phase in shown
+    assert shown.count(b"100.0%") >= 2

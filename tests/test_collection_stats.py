@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.collection_crawl import CollectionCrawl
+from tests.collection_crawl import CollectionCrawl, on_terminal
 from tests.conftest import tianwang_cli
 from tests.truth import host_of
 from tianwang.collection.pageclass import domain_type, is_dynamic, page_form
@@ -173,10 +173,19 @@ def test_a_tree_without_records_is_an_error(tmp_path: Path) -> None:
     assert run.returncode == 1 and "holds no records" in run.stderr
 
 
-def test_the_report_goes_to_a_file_with_a_count_line(sampled: dict) -> None:
+def test_the_report_goes_to_a_file_with_a_count_line_and_one_worker_agrees(
+    sampled: dict,
+) -> None:
     out = sampled["dir"] / "report.md"
-    run = tianwang_cli("stats", str(sampled["dir"] / "sample"), "--out", str(out))
+    run = tianwang_cli("stats", str(sampled["dir"] / "sample"), "--out", str(out),
+                       "--workers", "1")
     assert run.returncode == 0, run.stderr
     assert out.read_text(encoding="utf-8") == sampled["report"].replace(
         f"\n![site sizes on log-log axes]({sampled['plot']})\n", "")
     assert run.stdout.startswith(f"stats: {len(sampled['pages']):,} pages")
+
+
+def test_a_progress_bar_on_a_terminal(sampled: dict) -> None:
+    code, stdout, shown = on_terminal("stats", str(sampled["dir"] / "sample"))
+    assert code == 0 and b"stats " in shown and b"100.0%" in shown
+    assert stdout.startswith(b"# Collection statistics")

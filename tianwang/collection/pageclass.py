@@ -72,6 +72,8 @@ def page_form(url: str) -> str:
     return extension if _EXTENSION.match(extension) else "other"
 
 
-def is_dynamic(url: str) -> bool:
-    """A query (even an empty one) or a server-script form."""
-    return "?" in url.split("#", 1)[0] or page_form(url) in SCRIPT_FORMS
+def is_dynamic(url: str, form: str | None = None) -> bool:
+    """A query (even an empty one) or a server-script form (page_form(url), if given)."""
+    if "?" in url.split("#", 1)[0]:
+        return True
+    return (page_form(url) if form is None else form) in SCRIPT_FORMS

@@ -13,8 +13,11 @@ sizes on log-log axes with the fitted line. Classes: tianwang/collection/pagecla
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -22,9 +25,10 @@ from urllib.parse import urlsplit
 
 from tianwang.analysis.commands import ProgressBar
 from tianwang.analysis.dedup import DONE_FILE, WORK_DIR
+from tianwang.analysis.recordscan import _head_end as head_end  # the reader's head/body split
 from tianwang.collection.pageclass import DOMAIN_TYPES, domain_type, is_dynamic, page_form
 from tianwang.collection.sizefit import SizeFit, fit_sizes
-from tianwang.formats.record import Record, RecordError, iter_records
+from tianwang.formats.record import RecordError, iter_records
 from tianwang.formats.store import record_files
 
 MAX_FORMS = 30  # rows of the page-form table; rarer forms are summed into one row
@@ -56,41 +60,72 @@ class StatsError(Exception):
 # -- counting ----------------------------------------------------------------------------
 
 
-def collect(tree: Path, bar: Progress = None) -> Stats:
+def collect(tree: Path, workers: int = 1, bar: Progress = None) -> Stats:
     """Every record of the tree, counted by site, domain type and page form."""
     stats = Stats()
-    files = record_files(tree)
-    for done, path in enumerate(files, 1):
-        site = Row(sites=1)
-        host = None
-        for record in iter_records(path):
-            host = host or _host(record, path)
-            _count_page(stats, site, record)
-        if site.pages:
-            stats.sizes.append(site.pages)
-            _add(stats.domains[domain_type(host)], site)
-            _add(stats.total, site)
-        stats.stored_bytes += path.stat().st_size
+    files = [str(path) for path in record_files(tree)]
+    for done, count in enumerate(_counts(files, workers), 1):
+        if count.site.pages:
+            stats.sizes.append(count.site.pages)
+            _add(stats.domains[domain_type(count.host)], count.site)
+            _add(stats.total, count.site)
+            for form, row in count.forms.items():
+                _add(stats.forms.setdefault(form, Row()), row)
+        stats.stored_bytes += count.stored_bytes
         if bar is not None:
             bar.update("stats", done, len(files))
     return stats
 
 
-def _host(record: Record, path: Path) -> str:
+@dataclass
+class FileCount:
+    """One host's page.dat counted: the site's row and its pages by form."""
+
+    host: str
+    site: Row
+    forms: dict[str, Row]
+    stored_bytes: int
+
+
+def count_file(path: str) -> FileCount:
+    site, forms, host = Row(sites=1), {}, ""
+    for record in iter_records(path):
+        host = host or _host(record.url, path)
+        form = page_form(record.url)
+        dynamic = is_dynamic(record.url, form)
+        size = body_size(record.data)
+        for row in (site, forms.setdefault(form, Row())):
+            row.pages += 1
+            row.dynamic += dynamic
+            row.bytes += size
+    return FileCount(host, site, forms, os.path.getsize(path))
+
+
+def _counts(files: list[str], workers: int) -> Iterator[FileCount]:
+    """count_file of each file, in order, on `workers` processes."""
+    if workers == 1 or len(files) < 2:
+        yield from map(count_file, files)
+        return
+    # forkserver, as tianwang dedup: a fork of a process with threads may inherit held locks.
+    context = multiprocessing.get_context("forkserver")
+    with context.Pool(min(workers, len(files))) as pool:
+        yield from pool.imap(count_file, files, chunksize=max(1, len(files) // (workers * 32)))
+        pool.close()  # let the workers end; leaving the block would terminate them
+        pool.join()
+
+
+def body_size(data: bytes) -> int:
+    """The bytes of the page a record's DATA carries: the HTTP body (after the first blank
+    line, as the record reader splits it), or all of DATA if it is not an HTTP response."""
+    if not data.startswith(b"HTTP/"):
+        return len(data)
+    end = head_end(data)
+    return len(data) - end if end is not None else 0
+
+
+def _host(url: str, path: str) -> str:
     """The site's host name: its first record's, else the directory's (`host_8080`)."""
-    return urlsplit(record.url).hostname or path.parent.name.rsplit("_", 1)[0]
-
-
-def _count_page(stats: Stats, site: Row, record: Record) -> None:
-    size = len(record.http.body) if record.data.startswith(b"HTTP/") else len(record.data)
-    dynamic = is_dynamic(record.url)
-    site.pages += 1
-    site.dynamic += dynamic
-    site.bytes += size
-    form = stats.forms.setdefault(page_form(record.url), Row())
-    form.pages += 1
-    form.dynamic += dynamic
-    form.bytes += size
+    return urlsplit(url).hostname or Path(path).parent.name.rsplit("_", 1)[0]
 
 
 def _add(total: Row, part: Row) -> None:
@@ -207,6 +242,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("dir", metavar="DIR", help="record tree (e.g. a tianwang sample output)")
     parser.add_argument("--out", metavar="FILE", help="write the report here (default: stdout)")
     parser.add_argument("--plot", metavar="PNG", help="draw the site-size distribution here")
+    parser.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
+                        help="processes reading the records (default: one per core)")
     parser.set_defaults(func=cmd_stats)
 
 
@@ -214,7 +251,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     tree = Path(args.dir)
     bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     try:
-        stats = _stats_of(tree, bar)
+        stats = _stats_of(tree, args.workers, bar)
     except StatsError as exc:
         print(f"tianwang stats: {exc}", file=sys.stderr)
         return 1
@@ -238,15 +275,22 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stats_of(tree: Path, bar: Progress) -> Stats:
+def _stats_of(tree: Path, workers: int, bar: Progress) -> Stats:
     if not tree.is_dir():
         raise StatsError(f"{tree}: {'not a directory' if tree.exists() else 'no such directory'}")
     if (tree / WORK_DIR).exists() and not (tree / DONE_FILE).exists():
         raise StatsError(f"{tree} is an unfinished dedup output; finish it first")
     try:
-        stats = collect(tree, bar)
+        stats = collect(tree, workers, bar)
     except RecordError as exc:
         raise StatsError(f"damaged record file: {exc}") from None
     if not stats.total.pages:
         raise StatsError(f"{tree} holds no records (no data_*/<host>/page.dat)")
     return stats
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
