@@ -11,7 +11,8 @@ ways, against the generator's SIZE_EXPONENT:
 - logbin (the baseline): least squares through log(sites per unit size) in --bins
   logarithmic bins, the usual way of reading a slope off a log-log plot.
 
-Prints each seed's estimates and error, and the mean absolute error of each method.
+Prints each seed's estimates and error, and the mean absolute error of each method; with
+--plot, draws the first seed's sizes as `tianwang stats --plot` does.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ import argparse
 import math
 import statistics
 import time
+from pathlib import Path
 
 from tianwang.collection.sizefit import fit_sizes
+from tianwang.collection.stats import draw_plot
 from tianwang.testweb.layout import SIZE_EXPONENT
 from tianwang.testweb.model import SyntheticWeb
 from tianwang.testweb.site import SiteBuilder
@@ -55,6 +58,7 @@ def main() -> None:
     parser.add_argument("--max-pages", type=int, default=300)
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 11, 23])
     parser.add_argument("--bins", type=int, default=12)
+    parser.add_argument("--plot", metavar="PNG", help="draw the first seed's sizes, as stats does")
     args = parser.parse_args()
     print(f"generator exponent {SIZE_EXPONENT}, {args.hosts} sites of 1..{args.max_pages} pages")
     print("seed   mle (err)          logbin (err)       sizes s  fit s")
@@ -70,6 +74,8 @@ def main() -> None:
         logbin = logbin_alpha(sizes, args.bins)
         errors["mle"].append(abs(fit.alpha - SIZE_EXPONENT))
         errors["logbin"].append(abs(logbin - SIZE_EXPONENT))
+        if args.plot and seed == args.seeds[0]:
+            draw_plot(Path(args.plot), sizes, fit)
         print(f"{seed:<5}  {fit.slope:.4f} ({fit.alpha - SIZE_EXPONENT:+.4f})  "
               f"{-logbin:.4f} ({logbin - SIZE_EXPONENT:+.4f})  {drawn:7.2f}  {fitted:5.3f}")
     for name, values in errors.items():

@@ -209,6 +209,7 @@ def draw_plot(path: Path, sizes: list[int], fit: SizeFit | None) -> None:
 
     matplotlib.use("Agg")  # no display: a file only
     from matplotlib import pyplot
+    from matplotlib.ticker import FuncFormatter
 
     counts = sorted(Counter(sizes).items())
     figure, axes = pyplot.subplots(figsize=(6, 4.5))
@@ -222,6 +223,13 @@ def draw_plot(path: Path, sizes: list[int], fit: SizeFit | None) -> None:
         axes.legend()
     axes.set_xscale("log")
     axes.set_yscale("log")
+    # 20, not 2 x 10^1; between powers of ten only 2 and 5 are labelled, or labels overlap.
+    major = FuncFormatter(lambda value, _position: f"{value:g}")
+    minor = FuncFormatter(lambda value, _position: f"{value:g}" if f"{value:g}"[0] in "25"
+                          else "")
+    for axis in (axes.xaxis, axes.yaxis):
+        axis.set_major_formatter(major)
+        axis.set_minor_formatter(minor)
     axes.set_xlabel("site size (pages)")
     axes.set_ylabel("number of sites")
     axes.set_title(title)
