@@ -49,6 +49,8 @@ LIST_A = (
     "http:///no-host\n"
     "http://www.pku.edu.cn:99999/\n"
     "http://www.pku.edu.cn:8o/\n"
+    "http://a\x01b.cn/\n"
+    "http://a\u2028b.cn/\n"
 )
 BAD_BYTES = b"http://\xb1\xb1\xbe\xa9.cn/\n"  # 北京 in GBK: not UTF-8
 
@@ -65,7 +67,8 @@ EXPECTED_A = {
     "http://a_b.example.com:80/": 1,
     "http://a<b.example.com:80/": 1,
 }
-BAD_A = {"not-url": 2, "other-scheme": 2, "empty-host": 1, "bad-port": 2, "not-utf8": 1}
+BAD_A = {"not-url": 2, "other-scheme": 2, "empty-host": 1, "bad-port": 2, "not-utf8": 1,
+         "control-char": 2}
 
 LIST_B = "http://www.pku.edu.cn/b1\nhttp://www.pku.edu.cn/b2\nhttp://www.sina.com.cn/\n"
 

@@ -9,6 +9,8 @@ is not an http(s) url is a bad line, counted by reason and not fatal:
   empty-host    `http://` with no host (`http:///x`, `http://user@/`)
   bad-port      a port that is not a number up to 65535
   not-utf8      a host that is not UTF-8 (a GBK name, a cut byte sequence)
+  control-char  a host with a control character or a line separator (U+2028...): it could
+                not be written as one line of D0
 
 Output, D0: one line per site, `<site>\\t<pages>\\n`, sorted by site in code point order
 (= byte order, `LC_ALL=C sort`), each site once, UTF-8. A site is `scheme://host:port/`: the
@@ -59,6 +61,8 @@ _OTHER = re.compile(rb"(?m)^(?![ \t]*(?i:https?)://)[ \t]*(.*?)[ \t\r]*$")
 _PLAIN = re.compile(rb"((?i:https?))://([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?)(?::([0-9]{1,5}))?")
 _NUMBER = re.compile(rb"[0-9]+|0[xX][0-9A-Fa-f]*")
 _SCHEME = re.compile(rb"([A-Za-z][A-Za-z0-9+.-]*):")
+# What no line of a site list may hold: controls, and what str.splitlines() splits on.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 GZIP_MAGIC = b"\x1f\x8b"
 
 Progress = Callable[[str, int, int], None]
@@ -159,6 +163,8 @@ def _unparsed_site(scheme: str, authority: str) -> tuple[str | None, str]:
         return None, "bad-port"
     if not host:
         return None, "empty-host"
+    if _CONTROL.search(host):
+        return None, "control-char"
     port = int(port_text) if port_text else DEFAULT_PORTS[scheme]
     return format_site(scheme, _drop_root_dot(host.lower()), port), ""
 
