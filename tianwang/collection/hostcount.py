@@ -392,7 +392,10 @@ class _Feeder(threading.Thread):
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "count", help="pages per site from url lists: D0",
-        description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+        description="Count pages per site (seed 004's D0) in url lists, summed over the "
+                    "lists, on every core; lines that are not http(s) urls are counted by "
+                    "reason and skipped. D0 lines are <site>\\t<pages>, the site written "
+                    "scheme://host:port/, sorted (see `pydoc tianwang.collection.hostcount`).",
     )
     parser.add_argument("lists", nargs="+", metavar="URL_LIST",
                         help="one url a line, plain or gzip; several lists are summed")
