@@ -12,7 +12,9 @@ order, so one seed gives one sample on every machine.
 A kept host is copied whole: its page.dat and links.tsv byte for byte, into the same
 `data_<k>/<host>/` place; mirrors.tsv keeps the lines whose kept url is on a kept host (the
 duplicates of pages that are in the sample). OUT/sample.json records the seed, the groups
-and the drawn sizes. OUT is built in a temporary directory beside it and renamed when whole.
+and the drawn sizes. OUT is built in a temporary directory beside it and renamed when whole
+(a run killed before that leaves only a `.OUT.*.tmp` directory, safe to remove); an existing
+OUT is refused unless --force, which replaces it only once the new one is whole.
 """
 
 from __future__ import annotations

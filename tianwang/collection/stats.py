@@ -5,9 +5,10 @@ the pages' HTTP bodies as served (what a reader downloads), not the compressed r
 A site is a host directory `data_<k>/<host>` of the tree; a page is a record.
 Domain types (table 4.2): share of the pages, pages, dynamic pages, sites.
 Page forms (table 4.3): pages and dynamic pages of each form, most common first.
-Site sizes (figure 3.2): the number of sites of each size, the slope of its power law
-fitted by maximum likelihood (tianwang/collection/sizefit.py), and with --plot a PNG of the
-sizes on log-log axes with the fitted line. Classes: tianwang/collection/pageclass.py.
+Site sizes (section 3.1's log-log figure): the number of sites of each size, the slope of
+its power law fitted by maximum likelihood (tianwang/collection/sizefit.py), and with --plot
+a PNG of the sizes on log-log axes with the fitted line.
+Domain types, page forms and what counts as dynamic: tianwang/collection/pageclass.py.
 """
 
 from __future__ import annotations
