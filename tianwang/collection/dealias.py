@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tianwang.collection.hosttable import Checked, TableError, read_checked
+from tianwang.collection.hosttable import Checked, Progress, TableError, read_checked
 from tianwang.collection.sitelist import split_site, write_lines
 from tianwang.hosts import DEFAULT_PORTS, MalformedURL, ipv4_literal
 
@@ -56,6 +56,9 @@ def dealias(rows: Iterable[Checked]) -> tuple[list[Checked], list[tuple[Checked,
     kept: list[Checked] = []
     aliases: list[tuple[Checked, str]] = []
     for group in groups.values():
+        if len(group) == 1:  # most sites have one name: nothing to choose
+            kept.append(group[0])
+            continue
         group.sort(key=keep_key)
         first = group[0]
         kept.append(replace(first, pages=sum(r.pages for r in group), aliases=len(group) - 1))
@@ -65,10 +68,10 @@ def dealias(rows: Iterable[Checked]) -> tuple[list[Checked], list[tuple[Checked,
     return kept, aliases
 
 
-def read_unique(path: str) -> list[Checked]:
+def read_unique(path: str, progress: Progress | None = None) -> list[Checked]:
     """The rows of D2; TableError on a site written twice."""
     rows, seen = [], set()
-    for number, row in enumerate(read_checked(path), 1):
+    for number, row in enumerate(read_checked(path, progress=progress), 1):
         if row.site in seen:
             raise TableError(f"{path}: line {number}: site {row.site} written twice")
         seen.add(row.site)
@@ -88,20 +91,30 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_dealias(args: argparse.Namespace) -> int:
+    from tianwang.analysis.commands import ProgressBar
+
     aliases_path = args.aliases or f"{args.out}.aliases"
+    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     try:
-        rows = read_unique(args.d2)
+        rows = read_unique(args.d2, bar.update if bar else None)
         kept, aliases = dealias(rows)
         _check_dirs(args.out, aliases_path)
         write_lines(aliases_path, (f"{a.site}\t{a.pages}\t{site}\n" for a, site in aliases))
         write_lines(args.out, (row.d3_line() for row in kept))
     except (TableError, OSError) as exc:
+        _close(bar)
         print(f"tianwang hosts dealias: {exc}; {args.out} not written", file=sys.stderr)
         return 1
+    _close(bar)
     groups = sum(1 for row in kept if row.aliases)
     print(f"D3: {len(kept)} sites of {len(rows)} in D2; {len(aliases)} aliases removed "
           f"({groups} sites had more than one name)")
     return 0
+
+
+def _close(bar: Any) -> None:
+    if bar is not None:
+        bar.close()
 
 
 def _check_dirs(*paths: str) -> None:

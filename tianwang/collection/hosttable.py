@@ -15,8 +15,9 @@ is `<alias site>\\t<pages>\\t<kept site>`.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from tianwang.collection.sitelist import SiteListError, split_site
 D2_COLUMNS = ("site", "pages", "status", "md5", "final_url")
 D3_COLUMNS = (*D2_COLUMNS, "aliases")
 _MD5 = re.compile(r"[0-9a-f]{32}")
+PROGRESS_LINES = 65536  # lines between two progress calls
+Progress = Callable[[str, int, int], None]  # (phase, done, total), as analysis.commands' bar
 
 
 class TableError(SiteListError):
@@ -49,30 +52,39 @@ class Checked:
         return self.d2_line()[:-1] + f"\t{self.aliases}\n"
 
 
-def read_rows(path: str | Path, columns: tuple[str, ...]) -> Iterator[list[str]]:
+def read_rows(path: str | Path, columns: tuple[str, ...],
+              progress: Progress | None = None) -> Iterator[list[str]]:
     """The lines of a table of at least these columns, split on tabs; site and pages checked.
 
     A missing or unreadable file, or a line without the columns, raises TableError with the
-    file and the line number.
+    file and the line number. progress("read", characters read, file size) is called every
+    PROGRESS_LINES lines and at the end (characters: bytes, for ASCII site lists).
     """
     want = _want(columns)
     try:
+        total, done = os.path.getsize(path), 0
         with open(path, encoding="utf-8", newline="\n") as lines:
             for number, line in enumerate(lines, 1):
+                done += len(line)
+                if progress is not None and number % PROGRESS_LINES == 0:
+                    progress("read", done, total)
                 parts = line.rstrip("\n").split("\t")
                 if len(parts) < len(columns) or not _valid(parts):
                     raise TableError(f"{path}: line {number}: expected {want}, "
                                      f"got {line.rstrip(chr(10))!r}")
                 yield parts
+        if progress is not None:
+            progress("read", total, total)
     except UnicodeDecodeError as exc:
         raise TableError(f"{path}: not UTF-8 (byte {exc.start})") from None
     except OSError as exc:
         raise TableError(f"{path}: {exc.strerror or exc}") from None
 
 
-def read_checked(path: str | Path, columns: tuple[str, ...] = D2_COLUMNS) -> Iterator[Checked]:
+def read_checked(path: str | Path, columns: tuple[str, ...] = D2_COLUMNS,
+                 progress: Progress | None = None) -> Iterator[Checked]:
     """The rows of a D2 (or D3) file."""
-    for number, parts in enumerate(read_rows(path, columns), 1):
+    for number, parts in enumerate(read_rows(path, columns, progress), 1):
         status, md5 = parts[2], parts[3]
         aliases = parts[5] if len(columns) > 5 else "0"
         if not (status.isdigit() and _MD5.fullmatch(md5) and aliases.isdigit()

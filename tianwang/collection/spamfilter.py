@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tianwang.collection.hosttable import TableError, read_rows, removal_line
+from tianwang.collection.hosttable import Progress, TableError, read_rows, removal_line
 from tianwang.collection.sitelist import split_site, write_lines
 from tianwang.hosts import HostRules, SpamList, SpamListError
 
@@ -242,9 +242,9 @@ def load_spam(path: str | None) -> SpamList:
         raise TableError(f"spam list {path}: {exc}") from None
 
 
-def read_sites(path: str) -> list[tuple[str, int]]:
+def read_sites(path: str, progress: Progress | None = None) -> list[tuple[str, int]]:
     rows, seen = [], set()
-    for number, parts in enumerate(read_rows(path, ("site", "pages")), 1):
+    for number, parts in enumerate(read_rows(path, ("site", "pages"), progress), 1):
         if parts[0] in seen:
             raise TableError(f"{path}: line {number}: site {parts[0]} written twice")
         seen.add(parts[0])
@@ -253,10 +253,13 @@ def read_sites(path: str) -> list[tuple[str, int]]:
 
 
 def cmd_filter(args: argparse.Namespace) -> int:
+    from tianwang.analysis.commands import ProgressBar
+
     removed_path = args.removed or f"{args.out}.removed"
+    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     try:
         spam = load_spam(args.spam_list)
-        rows = read_sites(args.d3)
+        rows = read_sites(args.d3, bar.update if bar else None)
         result = filter_sites(rows, spam, args.min_pages, args.family_min, args.family_p)
         for path in (args.out, removed_path):
             if not Path(path).parent.is_dir():
@@ -264,8 +267,12 @@ def cmd_filter(args: argparse.Namespace) -> int:
         write_lines(removed_path, (removal_line(*row) for row in result.removed))
         write_lines(args.out, (f"{site}\t{pages}\n" for site, pages in result.kept))
     except (TableError, OSError) as exc:
+        if bar is not None:
+            bar.close()
         print(f"tianwang hosts filter: {exc}; {args.out} not written", file=sys.stderr)
         return 1
+    if bar is not None:
+        bar.close()
     print(count_line(result, len(rows)))
     for family in sorted(result.families.values(), key=lambda f: f.domain):
         print(family.line())
