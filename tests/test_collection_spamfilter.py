@@ -13,7 +13,7 @@ from tianwang.collection.spamfilter import filter_sites, outlier_families, regis
 from tianwang.hosts import SpamList
 from tianwang.testweb.hostlist import FAMILY_DOMAIN, CollectionWeb, spam_list
 
-REASONS = ("port", "ip", "spam", "digit", "family", "small")
+REASONS = ("ip", "port", "spam", "digit", "family", "small")
 
 
 @pytest.mark.parametrize(

@@ -67,6 +67,9 @@ def test_unreachable_sites_are_removed_with_their_reason(validated: dict, collec
         counts.items(), key=lambda item: (-item[1], item[0])))
     assert (f"D2: {reachable} sites reachable of {reachable + len(expected)}; "
             f"{len(expected)} removed: {parts}") in validated["stderr"]
+    # an unreachable site is a row of the removals file, not a log line of its own
+    assert " ERROR: " not in validated["stderr"]
+    assert "Ignoring response" not in validated["stderr"]
 
 
 def test_each_homepage_is_asked_once_and_a_failing_one_retried_twice(
@@ -130,6 +133,18 @@ def test_timeouts_and_refusals_are_recorded_not_dropped(tmp_path: Path,
     assert (tmp_path / "d2").read_text() == ""
     assert read_table(tmp_path / "d2.removed") == sorted(
         [site, "12", reason] for site, reason in sites.items())
+
+
+def test_a_crawl_that_did_not_finish_writes_nothing(tmp_path: Path,
+                                                    dead_ports: tuple[int, int]) -> None:
+    silent, _closed = dead_ports
+    d1 = tmp_path / "d1"
+    d1.write_text(f"http://127.0.0.1:{silent}/\t12\n")
+    result = scrapy_crawl("validate", {"sites": str(d1), "out": str(tmp_path / "d2")},
+                          {"TIANWANG_VALIDATE_TIMEOUT": "2", "TIANWANG_VALIDATE_RETRIES": "0",
+                           "CLOSESPIDER_TIMEOUT": "1"}, cwd=tmp_path)
+    assert "crawl ended (closespider_timeout)" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d1"]
 
 
 @pytest.mark.parametrize(("content", "message"), [

@@ -2,8 +2,8 @@
 
 Drops, in this order, each site for the first reason that applies (seed 004 sections 3.2
 step 4 and 3.3; the host rules are tianwang/hosts.py's, as the crawl's host filter uses):
-  port     a port other than the scheme's default (80; 443 for https)
   ip       an IP literal
+  port     a port other than the scheme's default (80; 443 for https)
   spam     a host on the spam list (a domain with its subdomains, or a regex; --spam-list)
   digit    a first label that starts with a digit
   family   a host of an outlier family (below)
@@ -52,7 +52,7 @@ from tianwang.collection.hosttable import Progress, TableError, read_rows, remov
 from tianwang.collection.sitelist import split_site, write_lines
 from tianwang.hosts import HostRules, SpamList, SpamListError
 
-REASONS = ("port", "ip", "spam", "digit", "family", "small", "malformed")
+REASONS = ("ip", "port", "spam", "digit", "family", "small", "malformed")
 GENERIC_SECOND = frozenset({"com", "net", "org", "gov", "edu", "ac", "co", "mil", "int", "or",
                             "ne", "go"})
 CN_PROVINCES = frozenset({

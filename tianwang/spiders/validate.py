@@ -47,6 +47,9 @@ from tianwang.config import get_int
 from tianwang.hosts import DEFAULT_PORTS
 
 SITE_META = "tianwang_site"
+# Error answers go to parse (recorded there) rather than to HttpErrorMiddleware, which would
+# log a line per unreachable site; 3xx stay out, so redirects are still followed.
+ERROR_STATUSES = list(range(400, 600))
 # (Scrapy setting, tianwang setting, smallest sensible value)
 MAPPED = (
     ("DOWNLOAD_TIMEOUT", "TIANWANG_VALIDATE_TIMEOUT", 1),
@@ -123,7 +126,8 @@ class ValidateSpider(Spider):
         for site in self.sites:
             # dont_filter: two sites redirecting to one url are both recorded.
             yield Request(homepage(site), callback=self.parse, errback=self.fail,
-                          dont_filter=True, meta={SITE_META: site})
+                          dont_filter=True,
+                          meta={SITE_META: site, "handle_httpstatus_list": ERROR_STATUSES})
 
     def parse(self, response: Response) -> None:
         site = response.meta[SITE_META]
