@@ -128,6 +128,13 @@ def test_collection_command_writes_lists_truth_and_spam_list(tmp_path) -> None:
     assert "fangwen.com" in (tmp_path / "spamlist.txt").read_text()
 
 
+def test_hosts_command_lists_every_name_of_the_collection(truth: list[dict]) -> None:
+    result = tianwang_cli("testweb", "hosts", "--collection", "--seed", str(SEED), "--hosts",
+                          str(HOSTS), "--max-pages", str(PAGES))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [f"http://{r['host']}/" for r in truth]
+
+
 def test_collection_command_refuses_a_web_too_small(tmp_path) -> None:
     result = tianwang_cli("testweb", "collection", "--seed", "1", "--hosts", "5", "--out",
                           str(tmp_path))

@@ -86,7 +86,7 @@ def _web_options(parser: argparse.ArgumentParser, required: bool = True) -> None
         "--collection",
         action="store_true",
         help="serve the collection host list's names too (aliases, unreachable, families; "
-        "`testweb collection`); implies --junk",
+        "`testweb collection`); implies --junk, ignores --mirrors and --changing",
     )
 
 

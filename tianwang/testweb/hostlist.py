@@ -92,6 +92,7 @@ class CollectionWeb:
     """The served web (proxy answers) and the host list with its truth."""
 
     changing = None  # the server asks; a collection web has no clock
+    junk = None  # its junk hosts are among its own names (`testweb hosts` asks)
 
     def __init__(self, seed: int, hosts: int, max_pages: int = 300) -> None:
         if hosts < 20:
@@ -107,6 +108,10 @@ class CollectionWeb:
     @property
     def hosts(self) -> list[str]:
         return [s.host for s in self.sites]
+
+    def homepages(self) -> list[str]:
+        """Every name's homepage, as `testweb hosts --collection` prints them."""
+        return [f"http://{host}/" for host in self.hosts]
 
     @cached_property
     def sites(self) -> list[Site]:
