@@ -17,6 +17,11 @@ leaves out the scheme's default port (`http://host:80/` is asked as `http://host
 
 D1 was chosen by the operator, not found on pages: the host filter (ports, IPs, spam names:
 D4's work) and robots.txt are off, and so is the filter of private addresses.
+
+On the real web, name lookups run in the reactor's thread pool (10 threads) with a 60 s
+timeout; both are set for the whole process, which a spider cannot change, so give them on
+the command line to match seed 004's 200 threads: -s REACTOR_THREADPOOL_MAXSIZE=200
+-s DNS_TIMEOUT=20.
 """
 
 from __future__ import annotations
