@@ -16,8 +16,10 @@ import pytest
 from tests.conftest import TestWeb, scrapy_crawl, serve_graph, tianwang_cli, write_graph
 from tests.test_spiders_site import read_tree
 from tests.truth import reach
+from tianwang.analysis.partition import Plan
 from tianwang.analysis.sitegraph import GraphDirError
-from tianwang.testweb.graph import GraphWeb, served_url
+from tianwang.formats.partitionplan import PlanFile, SitePlan
+from tianwang.testweb.graph import GraphWeb, served_plan, served_url
 from tianwang.testweb.launcher import TestWebProcess
 
 # Two hosts; an https page, a host in capitals, a space and a default port to be normalized,
@@ -179,3 +181,14 @@ def test_the_uci_crawl_is_served_at_its_real_urls(tmp_path: Path) -> None:
         assert status == 200 and "http://www.ics.uci.edu/~ihler/" in hrefs(body)
         assert fetch(web, "http://www.ics.uci.edu/~ihler/")[0] == 200
         assert fetch(web, "http://www.ics.uci.edu/~nobody-here/")[0] == 404
+
+
+def test_a_plan_of_the_recorded_graph_is_moved_to_the_served_urls() -> None:
+    """Key paths name no scheme; the homepage and seeds move with their pages (https as http),
+    so a share crawled through the graph web starts where the pages are served."""
+    plan = Plan(2, {"b.test/x": 1, "b.test/": 0}, (("http://B.test/",), ("https://b.test/x/",)))
+    recorded = PlanFile(2, 0.9, {"b.test": SitePlan("https://b.test:443/", 2, plan)})
+    served = served_plan(recorded).sites["b.test"]
+    assert served.homepage == "http://b.test/" and served.pages == 2
+    assert served.plan.owner == plan.owner
+    assert served.plan.seeds == (("http://b.test/",), ("http://b.test/x/",))

@@ -19,11 +19,13 @@ import html
 import os
 from array import array
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from tianwang.analysis.sitegraph import PAGES_FILE, GraphDirError, read_recorded_graph
+from tianwang.formats.partitionplan import PlanFile
 from tianwang.testweb.model import Response
 from tianwang.testweb.text import PARAGRAPH_COUNT, RINGS
 from tianwang.urls import safe_url
@@ -151,3 +153,14 @@ def _by_source(pages: int, sources: array, targets: array) -> tuple[array, array
         grouped[filled[source]] = target
         filled[source] += 1
     return offsets, grouped
+
+
+def served_plan(plan_file: PlanFile) -> PlanFile:
+    """A partition plan made from a recorded graph, its homepages and seeds moved to where
+    the graph web serves them (https as http): key paths name no scheme and stay as they are."""
+    sites = {}
+    for host, site in plan_file.sites.items():
+        seeds = tuple(tuple(served_url(url) for url in share) for share in site.plan.seeds)
+        plan = replace(site.plan, seeds=seeds)
+        sites[host] = replace(site, homepage=served_url(site.homepage), plan=plan)
+    return replace(plan_file, sites=sites)
