@@ -161,3 +161,59 @@ def test_bad_d1_stops_the_crawl_with_one_message(tmp_path: Path, content: str | 
     assert result.returncode != 0
     assert f"ValidateError: validate: {tmp_path}/{message}" in result.stderr
     assert not (tmp_path / "d2").exists() and not (tmp_path / "d2.removed").exists()
+
+
+def make_spider(tmp_path: Path, sites: dict[str, int]) -> ValidateSpider:
+    from scrapy.utils.test import get_crawler
+
+    import tianwang.settings as defaults
+
+    d1 = tmp_path / "d1"
+    d1.write_text("".join(f"{site}\t{pages}\n" for site, pages in sites.items()))
+    project = {name: getattr(defaults, name) for name in dir(defaults) if name.isupper()}
+    crawler = get_crawler(ValidateSpider, settings_dict=project)
+    return ValidateSpider.from_crawler(crawler, sites=str(d1), out=str(tmp_path / "d2"))
+
+
+@pytest.mark.parametrize(("status", "body", "reason"), [
+    (200, b"", "empty"),
+    (204, b"", "http-204"),
+    (404, b"<html>gone</html>", "http-404"),
+    (503, b"busy", "http-503"),
+])
+def test_only_a_200_with_a_body_is_reachable(tmp_path: Path, status: int, body: bytes,
+                                             reason: str) -> None:
+    from scrapy import Request
+    from scrapy.http import HtmlResponse
+
+    spider = make_spider(tmp_path, {"http://a.com:80/": 12, "http://b.com:80/": 30})
+    for site, answer, code in (("http://a.com:80/", body, status),
+                               ("http://b.com:80/", b"<html>home</html>", 200)):
+        request = Request(homepage(site), meta={"tianwang_site": site})
+        spider.parse(HtmlResponse(request.url, status=code, body=answer, request=request))
+    assert spider.failed == {"http://a.com:80/": reason}
+    [checked] = spider.checked.values()
+    assert (checked.site, checked.pages, checked.md5) == (
+        "http://b.com:80/", 30, _md5(b"<html>home</html>"))
+
+
+def _md5(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.md5(data).hexdigest()
+
+
+@pytest.mark.parametrize(("error", "reason"), [
+    ("DownloadTimeoutError", "timeout"),
+    ("CannotResolveHostError", "dns"),
+    ("DownloadConnectionRefusedError", "refused"),
+    ("ResponseDataLossError", "connection-lost"),
+    ("IgnoreRequest", "error-ignorerequest"),
+])
+def test_failure_reasons(error: str, reason: str) -> None:
+    import scrapy.exceptions
+    from twisted.python.failure import Failure
+
+    from tianwang.spiders.validate import failure_reason
+
+    assert failure_reason(Failure(getattr(scrapy.exceptions, error)("x"))) == reason
