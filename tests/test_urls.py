@@ -289,3 +289,36 @@ def test_path_key_is_the_host_and_the_first_directory(parts: tuple[str, str, str
     segments = urlsplit(url).path.split("/")  # "/cs/a.html" -> ["", "cs", "a.html"]
     first_directory = segments[1] if len(segments) > 2 else ""  # a segment "/" follows
     assert path_key(url) == f"{url_host(url)}/{first_directory}"
+
+
+def _path_key_by_urlsplit(url: str) -> str:
+    """path_key as DESIGN.md section 4 words it, through urlsplit alone (no fast path)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    if parts.port is not None and parts.port != {"http": 80, "https": 443}.get(parts.scheme):
+        host = f"{host}:{parts.port}"
+    path = parts.path
+    end = path.find("/", 1)
+    return f"{host}/{path[1:end] if path.startswith('/') and end > 1 else ''}"
+
+
+@given(parts=web_urls(), fragment=_fragment,
+       noise=st.sampled_from(["", "\t", "\n", "A", ":", "@", "_", "-", " "]),
+       at=st.integers(0, 30))
+def test_url_host_and_path_key_agree_with_urlsplit(
+    parts: tuple[str, str, str], fragment: str, noise: str, at: int
+) -> None:
+    # the fast path (lowercase host, no port) against urlsplit, also with a character
+    # dropped in anywhere that should send a url down the slow path
+    url = "".join(parts) + (f"#{fragment}" if fragment else "")
+    url = url[:at] + noise + url[at:]
+    try:
+        expected = _path_key_by_urlsplit(url)
+    except ValueError:
+        return  # a port urlsplit rejects: path_key raises too (tested above)
+    if not expected.split("/", 1)[0]:
+        return
+    assert path_key(url) == expected
+    assert url_host(url) == expected.split("/", 1)[0]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tianwang import settings as defaults
-from tianwang.analysis.partition import DELTA, EPS, graph_stats, make_plan
+from tianwang.analysis.partition import DELTA, EPS, in_degrees, make_plan
 from tianwang.analysis.partition_experiment import (
     FINDINGS,
     MEASURES,
@@ -33,7 +33,6 @@ from tianwang.analysis.partition_experiment import (
 from tianwang.analysis.sitegraph import GraphDirError, SiteGraph, read_sites
 from tianwang.analysis.spill import write_atomic
 from tianwang.formats.partitionplan import PlanFile, SitePlan, dump_plan
-from tianwang.urls import path_key
 
 PAPER_SAME_KEY = 0.7436  # the paper's mean share of a page's links within its own path
 PAPER_KEY_PATH_SHARE = 0.1915  # the paper's mean share of paths holding 90% of the urls
@@ -146,22 +145,19 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def plan_sites(sites: dict[str, SiteGraph], crawlers: int, share: float) -> PlanFile:
     plans = {}
     for host, site in sites.items():
-        pages, in_degree, depth = graph_stats(site.links, site.homepage)
-        plan = make_plan(pages, in_degree, depth, crawlers, share)
-        plans[host] = SitePlan(site.homepage, len(pages), plan)
+        _pages, in_degree = in_degrees(site.links)  # the site's pages are site.links
+        plan = make_plan(site.links, in_degree, site.depth, crawlers, share)
+        plans[host] = SitePlan(site.homepage, site.pages, plan)
     return PlanFile(crawlers, share, plans)
 
 
 def plan_line(host: str, site: SitePlan, graph: SiteGraph) -> str:
-    """host, pages, key paths and each crawler's urls in its key paths."""
-    counts = Counter(path_key(url) for url in graph.links)
-    loads = [0] * site.plan.crawlers
-    for key, crawler in site.plan.owner.items():
-        loads[crawler] += counts[key]
-    left = f", {graph.unreached} unreached left out" if graph.unreached else ""
-    return (f"{host}: {site.pages} pages{left}, {len(site.plan.owner)} key paths of "
-            f"{len(counts)} path keys, key path urls per crawler "
-            f"{'/'.join(map(str, loads))}")
+    """host, pages, key paths per crawler and seeds per crawler."""
+    owned = Counter(site.plan.owner.values())
+    left = f" ({graph.unreached} the homepage does not reach left out)" if graph.unreached else ""
+    return (f"{host}: {site.pages} pages{left}, homepage {site.homepage}, "
+            f"{len(site.plan.owner)} key paths, per crawler "
+            f"{'/'.join(str(owned[i]) for i in range(site.plan.crawlers))}")
 
 
 # --- simulate ------------------------------------------------------------------------------

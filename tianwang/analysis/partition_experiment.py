@@ -27,7 +27,7 @@ from tianwang.analysis.partition import (
     KEY_PATH_SHARE,
     Measures,
     crawl_share,
-    graph_stats,
+    in_degrees,
     key_paths,
     make_plan,
     measures,
@@ -83,7 +83,8 @@ def run_site(
     eps: float = EPS, delta: float = DELTA,
 ) -> SiteRun:
     """Every scheme at every N on one site."""
-    pages, in_degree, depth = graph_stats(site.links, site.homepage)
+    pages, in_degree = in_degrees(site.links)  # the same pages as site.links
+    depth = site.depth
     hashes = {url: _url_hash(url) for url in pages}
     runs: dict[tuple[str, int], Measures] = {}
     for n in crawler_counts:

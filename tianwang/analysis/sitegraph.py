@@ -21,13 +21,16 @@ then the smaller url.
 from __future__ import annotations
 
 import heapq
+import operator
 import os
 from array import array
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import compress, groupby
 from pathlib import Path
 
+from tianwang.analysis.partition import link_depths
 from tianwang.formats.linkgraph import iter_pages, link_files
 from tianwang.urls import directory_depth, url_host
 
@@ -59,6 +62,7 @@ class SiteGraph:
     host: str
     homepage: str
     links: dict[str, list[str]]  # every page of the site -> its in-site links (all pages)
+    depth: dict[str, int]  # every page's link depth from the homepage (0)
     unreached: int  # the host's pages the homepage does not reach (left out)
 
     @property
@@ -85,6 +89,9 @@ def read_recorded_graph(directory: str | os.PathLike[str]) -> RecordedGraph:
             raise _bad(directory / PAGES_FILE, line_no, f"page id {page_id} again")
         position[page_id] = len(urls)
         urls.append(fields[1])
+    fast = _read_edges_fast(directory / EDGES_FILE, position)
+    if fast is not None:
+        return RecordedGraph(urls, *fast)
     sources, targets = array("l"), array("l")
     for line_no, fields in _rows(directory / EDGES_FILE, 2):
         try:
@@ -94,6 +101,46 @@ def read_recorded_graph(directory: str | os.PathLike[str]) -> RecordedGraph:
             raise _bad(directory / EDGES_FILE, line_no, f"edge {fields[0]!r} -> {fields[1]!r} "
                        "does not name two pages of pages.tsv") from None
     return RecordedGraph(urls, sources, targets)
+
+
+def _read_edges_fast(path: Path, position: dict[int, int]) -> tuple[array, array] | None:
+    """edges.tsv in blocks, a split and int() per block (millions of edges a second); None
+    when a line is not two whole numbers naming pages, so the line reader can name it."""
+    numbers = array("l")
+    try:
+        file = open(path, "rb")
+    except OSError as exc:
+        raise GraphDirError(f"cannot read {path}: {exc.strerror}") from None
+    with file:
+        file.readline()  # the header line
+        tail = b""
+        while block := file.read(1 << 22):
+            block = tail + block
+            cut = block.rfind(b"\n") + 1
+            block, tail = block[:cut], block[cut:]
+            if not _add_numbers(numbers, block):
+                return None
+        if not _add_numbers(numbers, tail):
+            return None
+    if not all(value == at for at, value in enumerate(position)):  # ids are not 0, 1, ...
+        try:
+            numbers = array("l", map(position.__getitem__, numbers))
+        except KeyError:
+            return None
+    elif numbers and not 0 <= min(numbers) <= max(numbers) < len(position):
+        return None
+    return numbers[0::2], numbers[1::2]
+
+
+def _add_numbers(numbers: array, block: bytes) -> bool:
+    fields = block.split()
+    if len(fields) != 2 * block.count(b"\t"):  # each line: one tab between two fields
+        return False
+    try:
+        numbers.extend(map(int, fields))
+    except ValueError:
+        return False
+    return True
 
 
 def _rows(path: Path, width: int) -> Iterator[tuple[int, list[str]]]:
@@ -121,14 +168,25 @@ def _bad(path: Path, line_no: int, what: str) -> GraphDirError:
 
 def recorded_hosts(graph: RecordedGraph) -> dict[str, dict[str, list[str]]]:
     """host -> {page: its in-site links} for a recorded graph."""
-    hosts = [url_host(url) for url in graph.urls]
-    tables: dict[str, dict[str, list[str]]] = {}
-    for url, host in zip(graph.urls, hosts, strict=True):
-        tables.setdefault(host, {})[url] = []
     urls = graph.urls
-    for source, target in graph.edges():
-        if source != target and hosts[source] == hosts[target]:
-            tables[hosts[source]][urls[source]].append(urls[target])
+    hosts = [url_host(url) for url in urls]
+    numbers: dict[str, int] = {}
+    host_of = [numbers.setdefault(host, len(numbers)) for host in hosts]  # ints compare fast
+    links: list[list[str]] = [[] for _ in urls]
+    # Per edge work is done in C (map, compress, groupby): a million pages have ten million
+    # edges. Kept: two pages of one host, no self link. A source whose edges are not
+    # contiguous in the file simply makes several groups.
+    kept = bytes(map(operator.and_,
+                     map(operator.eq, map(host_of.__getitem__, graph.sources),
+                         map(host_of.__getitem__, graph.targets)),
+                     map(operator.ne, graph.sources, graph.targets)))
+    pairs = compress(zip(graph.sources, map(urls.__getitem__, graph.targets), strict=True), kept)
+    second = operator.itemgetter(1)
+    for source, group in groupby(pairs, key=operator.itemgetter(0)):
+        links[source].extend(map(second, group))
+    tables: dict[str, dict[str, list[str]]] = {}
+    for url, host, out in zip(urls, hosts, links, strict=True):
+        tables.setdefault(host, {})[url] = out
     return {host: _distinct(table) for host, table in tables.items()}
 
 
@@ -193,9 +251,9 @@ def host_tables(directory: str | os.PathLike[str]) -> dict[str, dict[str, list[s
 def site_graph(host: str, table: dict[str, list[str]]) -> SiteGraph:
     """The site of one host's link table: its homepage and the pages that reaches."""
     homepage = choose_homepage(host, table)
-    reached = reach(table, [homepage])
-    links = {url: table[url] for url in reached} if len(reached) < len(table) else table
-    return SiteGraph(host, homepage, links, len(table) - len(reached))
+    depth = link_depths(table, homepage)
+    links = {url: table[url] for url in depth} if len(depth) < len(table) else table
+    return SiteGraph(host, homepage, links, depth, len(table) - len(depth))
 
 
 def choose_homepage(host: str, table: Mapping[str, Iterable[str]]) -> str:
@@ -210,16 +268,4 @@ def choose_homepage(host: str, table: Mapping[str, Iterable[str]]) -> str:
                               key=lambda url: (directory_depth(url), len(url), url))
     candidates = dict.fromkeys(by_degree + shallow)
     return min(candidates, key=lambda url: (
-        -len(reach(table, [url])), -in_degree[url], len(url), url))
-
-
-def reach(table: Mapping[str, Iterable[str]], starts: Iterable[str]) -> dict[str, None]:
-    """The pages reached from starts by links, breadth first (an ordered set)."""
-    seen = dict.fromkeys(starts)
-    queue = deque(seen)
-    while queue:
-        for target in table.get(queue.popleft(), ()):
-            if target not in seen:
-                seen[target] = None
-                queue.append(target)
-    return seen
+        -len(link_depths(table, url)), -in_degree[url], len(url), url))
