@@ -81,3 +81,15 @@ def test_a_redirect_into_another_shares_key_path_is_refused() -> None:
     with pytest.raises(IgnoreRequest):
         middleware.request_scheduled(follow)
     assert crawler.stats.get_value("tianwang/partition/refused") == 1
+
+
+def test_the_homepages_redirect_is_followed_by_every_share() -> None:
+    crawler, middleware = opened(Share(0, PLAN_FILE))
+    home = Request("http://s.test/")
+    moved = HtmlResponse(home.url, status=302, headers={"Location": "/index.html"},
+                         request=home)
+    follow = RedirectMiddleware.from_crawler(crawler).process_response(home, moved)
+    assert isinstance(follow, Request) and follow.url == "http://s.test/index.html"
+    middleware.request_scheduled(follow)  # the root is share 1's key path: not refused here
+    assert refused(middleware, "http://s.test/index.html")  # linked, not redirected: refused
+    assert crawler.stats.get_value("tianwang/partition/refused") == 1

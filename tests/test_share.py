@@ -48,6 +48,21 @@ def test_scope_rule(url: str, share0: bool, share1: bool) -> None:
     assert Share(1, PLAN_FILE).allows(url) is share1
 
 
+@pytest.mark.parametrize(
+    ("url", "chain_start", "allowed"),
+    [
+        ("http://s.test/index.html", "http://s.test/", True),  # the homepage moved: still it
+        ("http://s.test/c/home.html", "https://s.test/", True),
+        ("http://s.test/c/new.html", "http://s.test/c/old.html", False),
+        ("http://s.test/c/new.html", "http://s.test/a/old.html", False),  # left share 0's
+    ],
+)
+def test_where_the_homepage_redirects_is_every_shares(
+    url: str, chain_start: str, allowed: bool
+) -> None:
+    assert Share(0, PLAN_FILE).allows(url, redirected_from=chain_start) is allowed
+
+
 def test_a_share_starts_at_the_homepage_and_its_own_seeds() -> None:
     assert Share(0, PLAN_FILE).start_urls() == [
         "http://s.test/", "http://s.test/a/1.html", "http://s.test/b/"

@@ -29,14 +29,16 @@ class Share:
         except ValueError:  # no host or a bad port: not a planned site's url
             return None
 
-    def allows(self, url: str) -> bool:
+    def allows(self, url: str, redirected_from: str | None = None) -> bool:
         """The scope rule. Every share may fetch a planned site's homepage (the seed the
-        paper gives every crawler), even when its path key is another share's key path."""
+        paper gives every crawler), even when its path key is another share's key path, and
+        so where the homepage redirects to (`redirected_from`: the first url of the chain)."""
         site = self.site(url)
         if site is None:
             return True
-        if _without_scheme(url) == _without_scheme(site.homepage):
-            return True  # http and https alike: a homepage often redirects to the other
+        home = _without_scheme(site.homepage)  # http and https alike: sites move between them
+        if home in (_without_scheme(url), _without_scheme(redirected_from or "")):
+            return True
         return in_scope(site.plan, self.index, url)
 
     def start_urls(self) -> list[str]:

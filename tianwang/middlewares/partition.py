@@ -4,8 +4,9 @@ The rule is the spider's share (tianwang/share.py, from `-a partition= -a share=
 without one is not filtered. As Scrapy's OffsiteMiddleware, a request is refused when it is
 scheduled, so it never waits in the frontier, and again before download for one that
 bypassed the scheduler. A redirect is a new request and passes through both: a share never
-follows a redirect into another share's key path. robots.txt is always allowed: every
-share obeys its site's rules, and it is no page of the site.
+follows a redirect into another share's key path, except the homepage's own redirects (the
+homepage is every share's). robots.txt is always allowed: every share obeys its site's rules,
+and it is no page of the site.
 """
 
 from __future__ import annotations
@@ -49,7 +50,10 @@ class PartitionMiddleware:
 
     def process_request(self, request: Request) -> None:
         share = self.share
-        if share is None or share.allows(request.url) or _is_robots(request.url):
+        if share is None or _is_robots(request.url):
+            return
+        chain = request.meta.get("redirect_urls")  # set by RedirectMiddleware
+        if share.allows(request.url, chain[0] if chain else None):
             return
         self.stats.inc_value("tianwang/partition/refused")
         key = path_key(request.url)
