@@ -83,8 +83,7 @@ class Site:
 
     @property
     def site(self) -> str:
-        host, _, port = self.host.partition(":") if not self.host.startswith("[") else (
-            self.host, "", "")
+        host, _, port = self.host.partition(":")  # no IPv6 literal among the names
         return f"http://{host}:{port or 80}/"
 
 
