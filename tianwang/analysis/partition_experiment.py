@@ -162,10 +162,16 @@ class SiteStats:
     same_key_sum: float  # sum over those pages of (links to their own path key / links)
     path_keys: int
     key_paths: int
+    largest: int  # urls of the biggest path key: a key path is never split, so no N makes
+    # acceleration exceed pages / largest
 
     @property
     def key_path_share(self) -> float:
         return self.key_paths / self.path_keys
+
+    @property
+    def largest_share(self) -> float:
+        return self.largest / self.pages
 
 
 def site_stats(site: SiteGraph, share: float = KEY_PATH_SHARE) -> SiteStats:
@@ -178,7 +184,7 @@ def site_stats(site: SiteGraph, share: float = KEY_PATH_SHARE) -> SiteStats:
             linking += 1
     counts = path_counts(site.links)
     return SiteStats(site.host, site.pages, linking, ratio_sum, len(counts),
-                     len(key_paths(counts, share)))
+                     len(key_paths(counts, share)), max(counts.values()))
 
 
 @dataclass(frozen=True)
@@ -188,6 +194,7 @@ class Statistics:
     same_key_share: float  # mean over every linking page of every site (the paper's 74.36%)
     same_key_site_mean: float  # the mean of the sites' own means
     key_path_share: float  # mean over sites of key paths / path keys (the paper's 19.15%)
+    largest_share: Spread  # over sites, the biggest path key's share of the site's urls
 
 
 def statistics_of(stats: Sequence[SiteStats]) -> Statistics:
@@ -199,4 +206,5 @@ def statistics_of(stats: Sequence[SiteStats]) -> Statistics:
         sum(s.same_key_sum for s in stats) / linking if linking else 0.0,
         statistics.fmean(site_means) if site_means else 0.0,
         statistics.fmean(s.key_path_share for s in stats) if stats else 0.0,
+        spread([s.largest_share for s in stats]) if stats else Spread(0.0, 0.0, 0.0),
     )
