@@ -11,8 +11,9 @@ the default (one worker process per core) and the baseline, `--workers 1` (count
 command's own process), in the same invocation. Peak RSS is getrusage's ru_maxrss of the
 command's process tree, taken in a fresh wrapper process per run: the largest single process.
 CPU seconds (user+sys of the whole tree) are printed too: the machine may be shared, and
-urls per CPU second is what load does not change. The D0 written is checked: its pages add up
-to the urls generated less the bad lines.
+urls per CPU second is what load does not change; "cores free" (one CPU-bound loop's time
+against two run at once, before and after) says how many cores the counting could have had.
+The D0 written is checked: its pages add up to the urls generated less the bad lines.
 """
 
 from __future__ import annotations
@@ -109,6 +110,19 @@ def measure(args: list[str]) -> tuple[float, float, int, str]:
     return float(seconds), float(cpu), int(maxrss), output
 
 
+def cores_free() -> float:
+    """How many cores the machine gives now: one CPU-bound loop's time against two at once."""
+    loop = [sys.executable, "-c", "sum(range(6 * 10**7))"]
+    started = time.monotonic()
+    subprocess.run(loop, check=True)
+    one = time.monotonic() - started
+    started = time.monotonic()
+    both = [subprocess.Popen(loop) for _ in range(2)]
+    for proc in both:
+        proc.wait()
+    return 2 * one / (time.monotonic() - started)
+
+
 def check(d0: Path, urls: int) -> int:
     bad = sum(1 for number in range(urls) if number % 100_000 == 99_999)
     pages = sites = 0
@@ -133,7 +147,8 @@ def main() -> None:
     source = url_list(options.urls, options.hosts)
     size = source.stat().st_size
     print(f"{platform.node()}: {os.cpu_count()} cores, {platform.python_version()}, "
-          f"load {os.getloadavg()[0]:.2f}; {source} ({size / 1e6:.0f} MB)")
+          f"load {os.getloadavg()[0]:.2f}, cores free {cores_free():.2f}; "
+          f"{source} ({size / 1e6:.0f} MB)")
     with tempfile.TemporaryDirectory() as work:
         d0 = Path(work) / "D0"
         rates = {}
@@ -150,7 +165,7 @@ def main() -> None:
     best = {label: max(values) for label, values in rates.items()}
     default, baseline = best.values()
     print(f"best: {default:,.0f} vs {baseline:,.0f} urls/s, ratio {default / baseline:.2f}; "
-          f"load after {os.getloadavg()[0]:.2f}")
+          f"load after {os.getloadavg()[0]:.2f}, cores free {cores_free():.2f}")
 
 
 if __name__ == "__main__":
