@@ -4,12 +4,16 @@ compare the four measures of the stored records with `tianwang partition simulat
 
     python bench/partition_crawl.py [--graph ../shared/data/uci-ics-dev-crawl]
                                     [--crawlers 3] HOST [HOST ...]
+    python bench/partition_crawl.py --web SEED,HOSTS [--crawlers 3] HOST [HOST ...]
 
 Per host: the plan and the simulation by the partition commands on the recorded graph (the
 plan's homepages and seeds moved to where the graph web serves them, https as http:
 tianwang.testweb.graph.served_plan), then one crawl per share, each into its own data dir,
-unlimited levels. U is the simulation's (the pages the homepage reaches). Prints one line per
-host: N, I, U, M of both, and whether all four measures are equal.
+unlimited levels. With --web, the hosts are the synthetic test web's (redirects, robots.txt,
+dead links, resources and all) and the graph is a whole crawl of the host first, read from its
+data dir as the partition commands read a crawl. U is the simulation's (the pages the
+homepage reaches). Prints one line per host: N, I, U, M of both, and whether all four
+measures are equal.
 """
 
 from __future__ import annotations
@@ -47,16 +51,20 @@ def tianwang(*args: str) -> None:
 def simulated(graph: Path, host: str, crawlers: int, work: Path) -> dict:
     tianwang("partition", "plan", str(graph), "--site", host, "--crawlers", str(crawlers),
              "--out", str(work / "plan.json"))
-    dump_plan(work / "plan.json", served_plan(load_plan(work / "plan.json")))
+    if (graph / "edges.tsv").exists():  # a recorded graph: its https pages are served as http
+        dump_plan(work / "plan.json", served_plan(load_plan(work / "plan.json")))
     tianwang("partition", "simulate", str(graph), "--site", host, "--crawlers",
              str(crawlers), "--json", str(work / "sim.json"))
     runs = json.loads((work / "sim.json").read_text())["sites"][0]["runs"]
     return next(r for r in runs if r["scheme"] == "key-path" and r["crawlers"] == crawlers)
 
 
-def crawl_share(proxy: str, plan: Path, share: int, data: Path) -> list[str]:
-    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"partition={plan}",
-               "-a", f"share={share}"]
+def crawl(proxy: str, args: dict[str, str], data: Path) -> list[str]:
+    """One `scrapy crawl site` (unlimited levels) into data; the urls it stored."""
+    data.parent.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "scrapy", "crawl", "site"]
+    for name, value in args.items():
+        command += ["-a", f"{name}={value}"]
     settings = {**CRAWL, "TIANWANG_PROXY": proxy, "TIANWANG_DATA_DIR": str(data)}
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
@@ -71,16 +79,27 @@ def main() -> int:
     parser.add_argument("hosts", nargs="+")
     parser.add_argument("--graph", type=Path, default=UCI)
     parser.add_argument("--crawlers", type=int, default=3)
+    parser.add_argument("--web", metavar="SEED,HOSTS", help="the synthetic test web's hosts")
     args = parser.parse_args()
     agreed = True
-    with tempfile.TemporaryDirectory() as tmp, TestWebProcess.for_graph(args.graph) as web:
+    if args.web:
+        seed, hosts = (int(part) for part in args.web.split(","))
+        server = TestWebProcess(seed, hosts)
+    else:
+        server = TestWebProcess.for_graph(args.graph)
+    with tempfile.TemporaryDirectory() as tmp, server as web:
         for host in args.hosts:
             work = Path(tmp) / host
-            work.mkdir()
-            sim = simulated(args.graph, host, args.crawlers, work)
+            graph = args.graph
+            if args.web:  # the graph is what a whole crawl of the host stored
+                graph = work / "whole"
+                crawl(web.address, {"seeds": f"http://{host}/"}, graph)
+            work.mkdir(exist_ok=True)
+            sim = simulated(graph, host, args.crawlers, work)
             started = time.monotonic()
-            stored = [crawl_share(web.address, work / "plan.json", share, work / f"d{share}")
-                      for share in range(args.crawlers)]
+            plan = str(work / "plan.json")
+            stored = [crawl(web.address, {"partition": plan, "share": str(share)},
+                            work / f"d{share}") for share in range(args.crawlers)]
             real = measures([len(s) for s in stored], len(set().union(*stored)), sim["u"])
             same = all(getattr(real, name) == sim[name] for name in FIELDS)
             agreed &= same
