@@ -1,0 +1,69 @@
+"""The experiment's pieces on hand-made sites: the url-hash crawler, the spread over sites,
+the paper's findings as tests, and the per-site statistics."""
+
+from __future__ import annotations
+
+import pytest
+
+from tianwang.analysis.partition_experiment import (
+    FINDINGS,
+    Spread,
+    hash_share,
+    site_stats,
+    spread,
+)
+from tianwang.analysis.sitegraph import SiteGraph
+
+H, X, Y, Z, W = ("http://s.test/", "http://s.test/a/x.html", "http://s.test/a/y.html",
+                 "http://s.test/b/z.html", "http://s.test/b/w.html")
+LINKS = {H: [X, Z], X: [Y, Z], Y: [W], Z: [W], W: []}
+
+
+@pytest.mark.parametrize(
+    ("owners", "crawler", "expected"),
+    [
+        # crawler 0 owns X and W: H, then X (Z is 1's, dropped), then nothing of X's is its
+        # own (Y and Z are 1's): W is only linked from Y and Z, so it is never reached
+        ({H: 1, X: 0, Y: 1, Z: 1, W: 0}, 0, {H, X}),
+        # crawler 1: H (every crawler's seed), Z (its own), then W? W is 0's: not followed
+        ({H: 1, X: 0, Y: 1, Z: 1, W: 0}, 1, {H, Z}),
+        ({H: 0, X: 0, Y: 0, Z: 0, W: 0}, 0, {H, X, Y, Z, W}),
+    ],
+)
+def test_url_hash_crawler_follows_only_its_own_urls(owners, crawler, expected) -> None:
+    assert hash_share(LINKS, H, owners, crawler) == expected
+
+
+def test_spread_of_one_and_of_five() -> None:
+    assert spread([0.3]) == Spread(0.3, 0.3, 0.3)
+    # inclusive quartiles of 1..5: 2, 3, 4
+    assert spread([5.0, 1.0, 4.0, 2.0, 3.0]) == Spread(2.0, 3.0, 4.0)
+
+
+@pytest.mark.parametrize(
+    ("label", "value", "holds"),
+    [
+        ("overlap <= 10% at N=2", 0.10, True),
+        ("overlap <= 10% at N=2", 0.1001, False),
+        ("coverage > 90% at N=2", 0.90, False),  # strictly above
+        ("coverage > 90% at N=2", 0.9001, True),
+        ("acceleration 1.5-2 at N=2", 1.5, True),
+        ("acceleration 1.5-2 at N=2", 2.0001, False),
+        ("acceleration 2.2-2.6 at N=3", 11 / 5, True),
+        ("score > 0.447 at N=2", 0.2 / 0.2 ** 0.5, False),  # one crawler's score is not above
+    ],
+)
+def test_findings_bounds(label, value, holds) -> None:
+    finding = next(f for f in FINDINGS if f.label == label)
+    assert finding.holds(value) is holds
+
+
+def test_site_stats() -> None:
+    site = SiteGraph("s.test", H, LINKS, {}, 0)
+    stats = site_stats(site)
+    # own path key: H (s.test/) 0/2, X (a) 1/2 (Y), Y 0/1, Z (b) 1/1 (W); W has no links
+    assert stats.linking_pages == 4
+    assert stats.same_key_sum == pytest.approx(1.5)
+    # path keys s.test/ 1, a 2, b 2; 0.9 * 5 = 4.5 needs a, b and s.test/: 3 of 3
+    assert (stats.path_keys, stats.key_paths, stats.largest) == (3, 3, 2)
+    assert stats.largest_share == pytest.approx(0.4)
