@@ -3,7 +3,8 @@
 Two sources, told apart by their files:
 - a crawl's data directory: `data_*/<host>/links.tsv` (tianwang.formats.linkgraph);
 - a recorded graph directory: `pages.tsv` (`id url host`) and `edges.tsv` (`src_id dst_id`),
-  both tab-separated with a header line, as ../shared/data/uci-ics-dev-crawl/ is.
+  both tab-separated with a header line, as ../shared/data/uci-ics-dev-crawl/ is. A page's
+  site is its url's host (tianwang.urls.url_host); the host column is not read.
 
 A site is one host. Its graph keeps links between two of its own pages only (seed 002 looks
 at in-site links alone), without self links or repeats. The paper builds each site's graph by
