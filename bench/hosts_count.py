@@ -1,15 +1,17 @@
 """`tianwang hosts count` on 10 million generated urls: urls/s and peak RSS, as a user runs it.
 
-    python bench/hosts_count.py [--urls 10000000] [--hosts 100000] [--rounds 1]
+    python bench/hosts_count.py [--urls 10000000] [--hosts 100000] [--rounds 1] [--gzip]
 
 The url list is generated once (deterministic: seed 1) and cached under
 /work/bench-data/hosts/ (not in the repository). Host sizes follow a power law (Zipf, exponent
 1: a few hosts with hundreds of thousands of urls, tens of thousands with a handful), names
 spread over .com, .net, .cn, .com.cn, .edu.cn, ...; 2% https, 1% on another port, 1% with an
-upper-case host, one line in 100,000 not a url. Each run is the real command in a subprocess:
-the default (one worker process per core) and the baseline, `--workers 1` (counting in the
-command's own process), in the same invocation. Peak RSS is getrusage's ru_maxrss of the
-command's process tree, taken in a fresh wrapper process per run: the largest single process.
+upper-case host, one line in 100,000 not a url; `--gzip` counts a gzipped copy (decompressed
+by the command's main process, chunks sent to the workers). Each run is the real command in a
+subprocess: the default (one worker process per core) and the baseline, `--workers 1`
+(counting in the command's own process), in the same invocation. Peak RSS is getrusage's
+ru_maxrss of the command's process tree, taken in a fresh wrapper process per run: the
+largest single process.
 CPU seconds (user+sys of the whole tree) are printed too: the machine may be shared, and
 urls per CPU second is what load does not change; "cores free" (one CPU-bound loop's time
 against two run at once, before and after) says how many cores the counting could have had.
@@ -19,9 +21,11 @@ The D0 written is checked: its pages add up to the urls generated less the bad l
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -53,6 +57,17 @@ def url_list(urls: int, hosts: int) -> Path:
         os.replace(temp, path)
         print(f"generated {path} in {time.monotonic() - started:.0f} s")
     return path
+
+
+def gzipped(path: Path) -> Path:
+    """The list gzipped (level 6, gzip's default), made once beside it."""
+    target = path.with_name(path.name + ".gz")
+    if not target.exists():
+        temp = target.with_suffix(".tmp")
+        with open(path, "rb") as plain, gzip.open(temp, "wb", compresslevel=6) as out:
+            shutil.copyfileobj(plain, out, 8 << 20)
+        os.replace(temp, target)
+    return target
 
 
 def _host_names(hosts: int, rng: np.random.Generator) -> list[str]:
@@ -143,8 +158,11 @@ def main() -> None:
     parser.add_argument("--urls", type=int, default=10_000_000)
     parser.add_argument("--hosts", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--gzip", action="store_true", help="count the list gzipped")
     options = parser.parse_args()
     source = url_list(options.urls, options.hosts)
+    if options.gzip:
+        source = gzipped(source)
     size = source.stat().st_size
     print(f"{platform.node()}: {os.cpu_count()} cores, {platform.python_version()}, "
           f"load {os.getloadavg()[0]:.2f}, cores free {cores_free():.2f}; "
