@@ -36,7 +36,10 @@ CASES = {
     "http://a_b.example.com/": ("http://a_b.example.com:80/", "bad-char"),
     "http://a<b.example.com/": ("http://a<b.example.com:80/", "bad-char"),
     "http://www.pku.edu.cn*/": ("http://www.pku.edu.cn*:80/", "bad-char"),
+    "http://\u5317<\u4eac.cn/": ("http://\u5317<\u4eac.cn:80/", "bad-char"),  # 北<京.cn
     "http://xn--zz.com/": ("http://xn--zz.com:80/", "bad-idna"),
+    "http://\u5317\uff1c\u4eac.cn/": (  # full-width <, which IDNA maps to <
+        "http://\u5317\uff1c\u4eac.cn:80/", "bad-idna"),
     "http://www..pku.edu.cn/": ("http://www..pku.edu.cn:80/", "empty-label"),
     "http://.pku.edu.cn/": ("http://.pku.edu.cn:80/", "empty-label"),
     "http://\u5317\u4eac..cn/": ("http://\u5317\u4eac..cn:80/", "empty-label"),
@@ -72,8 +75,8 @@ def test_each_malformed_name_removed_with_its_reason(d0: Path, tmp_path: Path) -
     assert [site for site, _ in read_sites(out)] == kept
     assert [(site, reason) for site, _, reason in read_sites(f"{out}.removed", 3)] == removed
     assert run.stdout.strip() == (
-        f"D1: {len(kept)} sites kept, {len(removed)} removed (bad-ip 2, bad-char 3, "
-        "bad-idna 1, empty-label 3, long-label 1, long-name 1, bad-hyphen 2, no-dot 2, "
+        f"D1: {len(kept)} sites kept, {len(removed)} removed (bad-ip 2, bad-char 4, "
+        "bad-idna 2, empty-label 3, long-label 1, long-name 1, bad-hyphen 2, no-dot 2, "
         "bad-tld 3)")
 
 

@@ -6,11 +6,11 @@ sorted) and writes D1 in the same format with the well-formed sites, and a remov
 site gets the first reason that applies, checked in this order:
   bad-ip       an IP literal that is not one: `[::1` or `1.2.3.456` (a name whose last label
                is a number is read as IPv4, as browsers read it)
-  bad-char     a character other than a-z, 0-9, `-` and `.` in an ASCII label (`_`, `<`,
-               `*`, a space, an upper-case letter: D0 is lowercase): host names are
-               letters, digits and hyphens (RFC 952/1123)
-  bad-idna     a non-ASCII label IDNA cannot encode, or an `xn--` label that does not decode
-               and encode back to itself
+  bad-char     an ASCII character other than a-z, 0-9, `-` and `.` (`_`, `<`, `*`, an
+               upper-case letter: D0 is lowercase), in any label: host names are letters,
+               digits and hyphens (RFC 952/1123)
+  bad-idna     a non-ASCII label IDNA cannot encode (or maps to such a character: a
+               full-width `<`), or an `xn--` label that does not decode and encode back
   empty-label  two dots in a row, or a leading dot
   long-label   a label longer than 63 characters (in its ASCII, `xn--` form)
   long-name    a name longer than 253 characters (ASCII form)
@@ -49,6 +49,8 @@ REASONS = ("bad-ip", "bad-char", "bad-idna", "empty-label", "long-label", "long-
            "bad-hyphen", "no-dot", "bad-tld")
 TLD_FILE = Path(__file__).with_name("tlds-alpha-by-domain.txt")
 _LDH = re.compile(r"[a-z0-9-]*")
+# An ASCII character other than a-z, 0-9, - and the dot (non-ASCII ones are IDNA's to judge).
+_BAD_ASCII = re.compile(r"[\x00-\x2c/:-`{-\x7f]")
 
 
 def load_tlds(path: str | Path = TLD_FILE) -> frozenset[str]:
@@ -70,9 +72,9 @@ def malformed(host: str, tlds: frozenset[str]) -> str | None:
             return None
     except MalformedURL:
         return "bad-ip"
-    labels = host.split(".")
-    if any(label.isascii() and not _LDH.fullmatch(label) for label in labels):
+    if _BAD_ASCII.search(host):
         return "bad-char"
+    labels = host.split(".")
     ascii_labels = [_to_ascii(label) for label in labels]
     if None in ascii_labels:
         return "bad-idna"
@@ -100,8 +102,10 @@ def _to_ascii(label: str) -> str | None:
                 idna.ToUnicode(label.encode("ascii"))  # raises unless it round-trips
             return label
         prepared = idna.nameprep(label)
+        if not _LDH.fullmatch("".join(c for c in prepared if c.isascii())):
+            return None  # mapped to a character no host name has (full-width < becomes <)
         if prepared.isascii():
-            return prepared if _LDH.fullmatch(prepared) else None
+            return prepared
         return "xn--" + prepared.encode("punycode").decode("ascii")
     except UnicodeError:
         return None
