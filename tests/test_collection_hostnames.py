@@ -7,12 +7,15 @@ and cleaned, and its reason is the one the module docstring gives, worked out by
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import tianwang_cli
-from tianwang.collection.hostnames import clean, load_tlds
+from tianwang.collection.hostnames import clean, load_tlds, malformed
 from tianwang.collection.sitelist import SiteListError, read_sites
 
 LONG_LABEL = "a" * 64
@@ -127,3 +130,30 @@ def test_a_malformed_d0_writes_nothing(tmp_path: Path) -> None:
     assert run.returncode == 1
     assert f"{d0}: line 2" in run.stderr and "not written" in run.stderr
     assert os.listdir(tmp_path) == ["D0"]
+
+
+# An independent reading of RFC 1123 host names plus the root zone list, for ASCII names
+# whose last label is not a number (so never an IPv4 address): clean keeps exactly these.
+TLDS = {line.strip().lower() for line in
+        (Path(__file__).resolve().parent.parent / "tianwang" / "collection"
+         / "tlds-alpha-by-domain.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")}
+TLD_SET = load_tlds()
+RFC_LABEL = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
+
+
+def rfc_host(host: str) -> bool:
+    labels = host.split(".")
+    return (len(labels) >= 2 and len(host) <= 253 and labels[-1] in TLDS
+            and all(RFC_LABEL.fullmatch(label) for label in labels))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.text("ab0-_.", max_size=70) | st.sampled_from(["a" * 63, "b" * 64, "xn--1lq90i"]),
+             max_size=6),
+    st.sampled_from(["cn", "com", "org", "c", "zzz", "c0m", "cn-", "Com"]),
+)
+def test_kept_exactly_when_rfc_host_name(labels: list[str], tld: str) -> None:
+    host = ".".join([*labels, tld])
+    assert (malformed(host, TLD_SET) is None) == rfc_host(host), host
