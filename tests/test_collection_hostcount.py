@@ -103,18 +103,21 @@ def test_counts_one_list_by_site(list_a: Path, tmp_path: Path, workers: str) -> 
 
 def test_merges_lists_summing_a_host_found_in_both(list_a: Path, tmp_path: Path) -> None:
     zipped = tmp_path / "b-from-machine-2"  # gzip is known by its bytes, not its name
-    zipped.write_bytes(gzip.compress(LIST_B.encode()))
+    zipped.write_bytes(gzip.compress(b"\xef\xbb\xbf" + LIST_B.encode()))  # and a BOM
     named = tmp_path / "c.gz"
     named.write_bytes(gzip.compress(b"http://www.sina.com.cn/x\n" * 3))
+    marked = tmp_path / "d.txt"
+    marked.write_bytes(b"\xef\xbb\xbfhttp://www.sina.com.cn/\n")  # a BOM before the first url
     out = tmp_path / "D0"
-    run = tianwang_cli("hosts", "count", str(list_a), str(zipped), str(named), "-o", str(out))
+    run = tianwang_cli("hosts", "count", str(list_a), str(zipped), str(named), str(marked),
+                       "-o", str(out))
     assert run.returncode == 0, run.stderr
     expected = dict(EXPECTED_A)
     expected["http://www.pku.edu.cn:80/"] += 2
-    expected["http://www.sina.com.cn:80/"] = 4
+    expected["http://www.sina.com.cn:80/"] = 5
     assert d0_of(out) == expected
     assert run.stdout.startswith(f"D0: {len(expected)} sites from {sum(expected.values())} "
-                                 "urls in 3 lists")
+                                 f"urls in 4 lists, {sum(BAD_A.values())} bad lines")
 
 
 def generated_list(seed: int, lines: int) -> tuple[bytes, dict[str, int]]:

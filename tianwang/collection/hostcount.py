@@ -1,9 +1,10 @@
 """`tianwang hosts count URL_LIST... --out D0`: pages per site from url lists (seed 004's D0).
 
 Input: url lists, one url a line, plain or gzip (recognised by its magic bytes, whatever the
-name), from one machine or several: a site found in several lists is counted once with the
-sum, as the thesis merged six machines' counts. Blank lines are skipped; any other line that
-is not an http(s) url is a bad line, counted by reason and not fatal:
+name; a UTF-8 byte order mark at the start is skipped), from one machine or several: a site
+found in several lists is counted once with the sum, as the thesis merged six machines'
+counts. Blank lines are skipped; any other line that is not an http(s) url is a bad line,
+counted by reason and not fatal:
   not-url       no `http://` or `https://` at the start (leading blanks allowed)
   other-scheme  a url of another scheme (ftp:, mailto:, javascript:, ...)
   empty-host    `http://` with no host (`http:///x`, `http://user@/`)
@@ -64,6 +65,7 @@ _SCHEME = re.compile(rb"([A-Za-z][A-Za-z0-9+.-]*):")
 # What no line of a site list may hold: controls, and what str.splitlines() splits on.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark that an editor may put before the first url
 
 Progress = Callable[[str, int, int], None]
 
@@ -229,6 +231,8 @@ def _gzip_tasks(path: str) -> Iterator[Task]:
     with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw) as unzipped:
         carry, skipping, consumed = b"", False, 0
         while block := _unzip(unzipped, path):
+            if not consumed and not carry:
+                block = block.removeprefix(BOM)
             if skipping:  # the rest of a long line whose head is in carry
                 newline = block.find(b"\n")
                 if newline < 0:
@@ -268,7 +272,7 @@ def read_task(task: Task) -> bytes:
         data = handle.read(task.end - begin)
         if not data.endswith(b"\n"):
             data += handle.readline(MAX_LINE)  # the head of the last line is enough
-        return data
+        return data if task.start else data.removeprefix(BOM)
 
 
 def _skip_line(handle: Any, end: int) -> None:
