@@ -120,6 +120,32 @@ def test_merges_lists_summing_a_host_found_in_both(list_a: Path, tmp_path: Path)
                                  f"urls in 4 lists, {sum(BAD_A.values())} bad lines")
 
 
+def test_merge_sums_d0_files_counted_on_each_machine(list_a: Path, tmp_path: Path) -> None:
+    list_b = tmp_path / "b.txt"
+    list_b.write_text(LIST_B)
+    for name, url_list in (("m1", list_a), ("m2", list_b)):
+        run = tianwang_cli("hosts", "count", str(url_list), "-o", str(tmp_path / name))
+        assert run.returncode == 0, run.stderr
+    out = tmp_path / "D0"
+    run = tianwang_cli("hosts", "count", "--merge", str(tmp_path / "m1"), str(tmp_path / "m2"),
+                       "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    expected = dict(EXPECTED_A)
+    expected["http://www.pku.edu.cn:80/"] += 2
+    expected["http://www.sina.com.cn:80/"] = 1
+    assert d0_of(out) == expected
+    assert run.stdout.startswith(f"D0: {len(expected)} sites from {sum(expected.values())} "
+                                 "urls in 2 lists, 0 bad lines")
+
+
+def test_merge_refuses_a_file_that_is_no_d0(list_a: Path, tmp_path: Path) -> None:
+    out = tmp_path / "D0"
+    run = tianwang_cli("hosts", "count", "--merge", str(list_a), "-o", str(out))
+    assert run.returncode == 1
+    assert f"{list_a}: line 1" in run.stderr and "not written" in run.stderr
+    assert not out.exists()
+
+
 def generated_list(seed: int, lines: int) -> tuple[bytes, dict[str, int]]:
     """Random lines over a few hosts, with the truth counted as they are made."""
     rng = random.Random(seed)

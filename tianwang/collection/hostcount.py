@@ -25,6 +25,9 @@ characters, an empty label in a non-ASCII name, a bad IPv4 number) is still a si
 written lowercase as it was spelled, so that `hosts clean` removes it with its reason.
 tianwang.collection.sitelist reads and writes this format.
 
+With --merge the inputs are D0 files instead (counted on each machine, the lists staying
+where they are): their pages are summed site by site, each file checked line by line.
+
 The count streams: plain files are cut into byte ranges (a range owns the lines that start
 in it) and gzip files into decompressed chunks, spread over worker processes; each worker
 counts `scheme://authority` byte strings with a bytes regex and a Counter, and sends its
@@ -49,7 +52,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tianwang.collection.sitelist import check_out_dir, format_site, write_lines
+from tianwang.collection.sitelist import check_out_dir, format_site, read_sites, write_lines
 from tianwang.hosts import DEFAULT_PORTS, MalformedURL, parse_url_host
 
 CHUNK = 8 << 20  # bytes per task: large enough that the per-task cost is nothing
@@ -390,6 +393,15 @@ class _Feeder(threading.Thread):
             self.inbox.put(None)
 
 
+def merge_site_lists(paths: list[str]) -> CountResult:
+    """Sum D0 files counted apart (one a machine, as the thesis did), site by site."""
+    sites: Counter[str] = Counter()
+    for path in paths:
+        for site, pages in read_sites(path):
+            sites[site] += int(pages)
+    return CountResult(dict(sites), sum(sites.values()), Counter(), {})
+
+
 # -- the command -------------------------------------------------------------------------
 
 
@@ -408,6 +420,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
                         help="processes counting (default: one per core; 1 counts in this "
                              "process)")
+    parser.add_argument("--merge", action="store_true",
+                        help="the inputs are D0 files counted on other machines: sum them")
     parser.set_defaults(func=cmd_count)
 
 
@@ -425,10 +439,13 @@ def cmd_count(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         check_out_dir(args.out)
-        result = count_lists(args.lists, args.workers, bar.update if bar else None)
+        if args.merge:
+            result = merge_site_lists(args.lists)
+        else:
+            result = count_lists(args.lists, args.workers, bar.update if bar else None)
         rows = sorted(result.sites.items())
         write_lines(args.out, (f"{site}\t{pages}\n" for site, pages in rows))
-    except (CountError, OSError) as exc:
+    except (CountError, OSError, ValueError) as exc:  # ValueError: a D0 to merge is not one
         _close(bar)
         print(f"tianwang hosts count: {exc}; {args.out} not written", file=sys.stderr)
         return 1

@@ -42,8 +42,12 @@ def read_sites(path: str | Path, fields: int = 2) -> Iterator[list[str]]:
 
     Each line's site and page count are checked; SiteListError names the file and line.
     """
-    with open(path, encoding="utf-8", newline="\n") as lines:
-        for number, line in enumerate(lines, 1):
+    with open(path, "rb") as lines:
+        for number, raw in enumerate(lines, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise SiteListError(f"{path}: line {number}: not UTF-8: {raw!r}") from None
             parts = line.rstrip("\n").split("\t")
             if len(parts) != fields or not _valid(parts):
                 raise SiteListError(f"{path}: line {number}: expected {_shape(fields)}, "
