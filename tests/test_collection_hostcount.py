@@ -183,6 +183,23 @@ def test_lines_across_task_boundaries_counted_once(
     assert result.bad["not-url"] == 2 * (400 - sum(truth.values()))
 
 
+def _fails(self: object, data: bytes) -> None:
+    raise RuntimeError("a bug")
+
+
+def _dies(self: object, data: bytes) -> None:
+    os._exit(3)
+
+
+@pytest.mark.parametrize("add, message", [(_fails, "RuntimeError: a bug"), (_dies, "died")])
+def test_a_failing_or_dying_worker_fails_the_count(
+    list_a: Path, monkeypatch: pytest.MonkeyPatch, add, message: str
+) -> None:
+    monkeypatch.setattr(hostcount.Tally, "add", add)  # the forked workers inherit it
+    with pytest.raises(hostcount.CountError, match=message):
+        hostcount.count_lists([str(list_a)], 2)
+
+
 def test_unreadable_input_leaves_no_d0(list_a: Path, tmp_path: Path) -> None:
     out = tmp_path / "D0"
     run = tianwang_cli("hosts", "count", str(list_a), str(tmp_path / "missing"), "-o", str(out))

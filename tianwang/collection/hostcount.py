@@ -326,6 +326,8 @@ def _worker(inbox: Any, outbox: Any) -> None:
                 tally.add(read_task(task))
             except OSError as exc:
                 error = f"{task.path}: {exc.strerror or exc}"
+            except Exception as exc:  # whatever it is, the parent must hear of it
+                error = f"{task.path or 'a gzip chunk'}: {type(exc).__name__}: {exc}"
         outbox.put(("done", task.weight))
     outbox.put(("error", error) if error else ("tally", tally))
 
@@ -340,7 +342,7 @@ def _count_in_workers(work: Iterator[Task], workers: int, total: int, report: Pr
     feeder = _Feeder(work, inbox, workers)
     feeder.start()
     try:
-        tally = _collect(outbox, workers, total, report)
+        tally = _collect(outbox, procs, total, report)
     except BaseException:  # interrupted, or a worker failed: stop everything, wait for nothing
         inbox.cancel_join_thread()
         for proc in procs:
@@ -354,12 +356,14 @@ def _count_in_workers(work: Iterator[Task], workers: int, total: int, report: Pr
     return tally
 
 
-def _collect(outbox: Any, workers: int, total: int, report: Progress) -> Tally:
+def _collect(outbox: Any, procs: list[Any], total: int, report: Progress) -> Tally:
     tally, done, finished, errors = Tally(), 0, 0, []
-    while finished < workers:
+    while finished < len(procs):
         try:
             kind, value = outbox.get(timeout=1.0)
         except queue.Empty:
+            if any(proc.exitcode not in (None, 0) for proc in procs):  # killed, not finished
+                raise CountError("a counting process died") from None
             continue
         if kind == "done":
             done += value
