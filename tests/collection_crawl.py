@@ -9,15 +9,11 @@ the crawl's timing, while the global pass keeps the shortest url, which the trut
 
 from __future__ import annotations
 
-import os
-import pty
-import subprocess
-import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import ROOT, scrapy_crawl, tianwang_cli
+from tests.conftest import scrapy_crawl, tianwang_cli
 from tests.truth import host_of, load_truth, reach
 from tianwang.testweb.launcher import TestWebProcess, write_seeds
 
@@ -65,25 +61,3 @@ def site_sizes(pages: dict[str, dict]) -> dict[str, int]:
     for url in pages:
         sizes[host_of(url)] += 1
     return dict(sizes)
-
-
-def on_terminal(*args: str) -> tuple[int, bytes, bytes]:
-    """Run `tianwang ARGS` with stderr on a terminal: exit code, stdout, what the terminal
-    showed."""
-    main, terminal = pty.openpty()
-    run = subprocess.Popen([sys.executable, "-m", "tianwang.cli", *args],
-                           stdout=subprocess.PIPE, stderr=terminal,
-                           env={**os.environ, "PYTHONPATH": str(ROOT)})
-    os.close(terminal)
-    stdout, _ = run.communicate(timeout=120)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(main, 65536)
-        except OSError:  # the terminal's other end is closed: all is read
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(main)
-    return run.returncode, stdout, shown

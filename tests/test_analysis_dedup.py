@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.commandline import on_terminal
 from tianwang.analysis.dedup import DONE_FILE, WORK_DIR, DedupError, dedup
 from tianwang.formats import Record, RecordStore, build_http_response, iter_tree
 from tianwang.formats.linkgraph import LinkGraphWriter, iter_pages
@@ -335,26 +336,9 @@ def test_damaged_input_skipped_on_request_keeps_the_records_before_it(tmp_path: 
 
 
 def test_progress_bar_on_a_terminal_and_counts_at_the_end(tmp_path: Path) -> None:
-    import pty
-
     write_tree(tmp_path / "in", web(100, 30))
-    main, terminal = pty.openpty()
-    run = subprocess.Popen([sys.executable, "-m", "tianwang.cli", "dedup", str(tmp_path / "in"),
-                            "--out", str(tmp_path / "out")], stdout=subprocess.PIPE,
-                           stderr=terminal, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    os.close(terminal)
-    stdout, _ = run.communicate(timeout=120)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(main, 65536)
-        except OSError:  # the terminal's other end is closed: all is read
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(main)
-    assert run.returncode == 0
+    code, stdout, shown = on_terminal("dedup", str(tmp_path / "in"), "--out", str(tmp_path / "out"))
+    assert code == 0
     for phase in (b"hash", b"choose", b"copy"):
         assert phase in shown and b"100.0%" in shown
     distinct = len({body for _url, body in web(100, 30)})

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.commandline import run_in_process
 from tests.conftest import COLLECTION_HOSTS, COLLECTION_PAGES, COLLECTION_SEED, tianwang_cli
-from tianwang.cli import main
 from tianwang.collection.dealias import dealias
 from tianwang.collection.hosttable import Checked
 from tianwang.testweb.hostlist import CollectionWeb
@@ -116,13 +116,3 @@ def test_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, content: s
     assert d3.read_text() == "earlier\n" and not (tmp_path / "d3.aliases").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["d3"] + (["d2"] if content is not None else []))
-
-
-def run_in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """The command run as `tianwang ARGS` would run it, in this process (fast for error cases)."""
-    try:
-        code = main(list(args))
-    except SystemExit as exc:  # argparse's usage errors
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err

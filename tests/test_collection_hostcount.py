@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import gzip
 import os
-import pty
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import ROOT, tianwang_cli
+from tests.commandline import on_terminal
+from tests.conftest import tianwang_cli
 from tianwang.collection import hostcount
 from tianwang.collection.sitelist import read_sites
 
@@ -230,15 +228,9 @@ def test_corrupt_gzip_midway_keeps_the_old_d0(list_a: Path, tmp_path: Path) -> N
 
 
 def test_progress_bar_on_a_terminal(list_a: Path, tmp_path: Path) -> None:
-    master, slave = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "tianwang.cli", "hosts", "count", str(list_a),
-               "-o", str(tmp_path / "D0")]
-    run = subprocess.run(command, stderr=slave, stdout=subprocess.PIPE, env=env, timeout=120)
-    os.close(slave)
-    drawn = os.read(master, 65536).decode()
-    os.close(master)
-    assert run.returncode == 0
+    code, _, shown = on_terminal("hosts", "count", str(list_a), "-o", str(tmp_path / "D0"))
+    drawn = shown.decode()
+    assert code == 0
     assert "\rcount" in drawn and "100.0%" in drawn
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.collection_crawl import CollectionCrawl, on_terminal, site_sizes
+from tests.collection_crawl import CollectionCrawl, site_sizes
+from tests.commandline import on_terminal
 from tests.conftest import tianwang_cli
 from tests.truth import host_of
 from tianwang.collection.sample import kept_hosts

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.commandline import run_in_process
 from tests.conftest import COLLECTION_HOSTS, COLLECTION_PAGES, COLLECTION_SEED, tianwang_cli
-from tianwang.cli import main
 from tianwang.collection.spamfilter import filter_sites, outlier_families, registered_domain
 from tianwang.hosts import SpamList
 from tianwang.testweb.hostlist import FAMILY_DOMAIN, CollectionWeb, spam_list
@@ -149,13 +149,3 @@ def test_min_pages_must_be_positive(tmp_path: Path, capsys) -> None:
     code, _out, err = run_in_process(capsys, "hosts", "filter", "d3", "-o", str(tmp_path / "d4"),
                                      "--min-pages", "0")
     assert code == 2 and "must be at least 1" in err
-
-
-def run_in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """The command run as `tianwang ARGS` would run it, in this process (fast for error cases)."""
-    try:
-        code = main(list(args))
-    except SystemExit as exc:  # argparse's usage errors
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err

@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.collection_crawl import CollectionCrawl, on_terminal
+from tests.collection_crawl import CollectionCrawl
+from tests.commandline import on_terminal
 from tests.conftest import tianwang_cli
 from tests.truth import host_of
 from tianwang.collection.pageclass import domain_type, is_dynamic, page_form

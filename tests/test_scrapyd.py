@@ -123,6 +123,15 @@ def project_copy(dest: Path, scrapyd_url: str) -> Path:
     return dest
 
 
+def deploy_project(scrapyd_url: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """`scrapyd-deploy` run by a user in a copy of this project: its answer."""
+    project = project_copy(tmp_path / "project", scrapyd_url)
+    return subprocess.run(
+        [script("scrapyd-deploy")], cwd=project, env=clean_env(tmp_path),
+        capture_output=True, text=True, timeout=300,
+    )
+
+
 def test_the_projects_deploy_target_has_no_trailing_slash() -> None:
     # scrapyd-client 2.0.3 joins "/listprojects.json" to it: a trailing slash makes "//".
     config = configparser.ConfigParser()
@@ -145,11 +154,7 @@ def wait_for_job(scrapyd: Scrapyd, job: str, timeout: float = 300) -> dict:
 def test_a_job_deployed_and_scheduled_through_scrapyd_crawls_with_its_overrides(
     scrapyd: Scrapyd, testweb: TestWeb, tmp_path: Path
 ) -> None:
-    project = project_copy(tmp_path / "project", scrapyd.url)
-    deploy = subprocess.run(
-        [script("scrapyd-deploy")], cwd=project, env=clean_env(tmp_path),
-        capture_output=True, text=True, timeout=300,
-    )
+    deploy = deploy_project(scrapyd.url, tmp_path)
     assert deploy.returncode == 0, deploy.stderr
     assert '"status": "ok"' in deploy.stdout + deploy.stderr, deploy.stdout + deploy.stderr
     assert "site" in call(f"{scrapyd.url}/listspiders.json?project=tianwang")["spiders"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,10 +17,8 @@ import pytest
 from tests.conftest import TestWeb, scrapy_crawl, serve_graph, write_graph
 from tests.test_scrapyd import (  # noqa: F401 - scrapyd is a fixture
     call,
-    clean_env,
-    project_copy,
+    deploy_project,
     scrapyd,
-    script,
     wait_for_job,
 )
 from tests.test_spiders_site import small_web  # noqa: F401 - a fixture: 12 hosts, 30 pages
@@ -251,11 +248,7 @@ def test_bad_partition_arguments_stop_the_crawl_at_start(
 def test_the_shares_run_as_scrapyd_jobs(
     scrapyd, site: dict, graph_web: TestWeb, tmp_path: Path  # noqa: F811 - the fixture
 ) -> None:
-    project = project_copy(tmp_path / "project", scrapyd.url)
-    deploy = subprocess.run(
-        [script("scrapyd-deploy")], cwd=project, env=clean_env(tmp_path),
-        capture_output=True, text=True, timeout=300,
-    )
+    deploy = deploy_project(scrapyd.url, tmp_path)
     assert deploy.returncode == 0, deploy.stderr
     jobs = []
     for share in range(SHARES):
