@@ -29,11 +29,8 @@ What a D4 name serves (tianwang/testweb/hostlist.py), and so what a correct craw
   404 for every other path, so a crawl holds its homepage alone.
 Any other kind of D4 name fails the test by name: it would be a class this test cannot predict.
 
-Found: D4 spells each site `http://host:80/`, and the crawl from `cut -f1 D4` keeps the `:80`
-in its urls (see DEFAULT_PORT_BUG): the exact comparison and the no-double-fetch check are
-xfail(strict=True) until that is fixed, and one more test compares with the `:80` read as
-the default port, which shows the rest of the pipeline right. The stats figures are counted
-per host and per body, so they are right already.
+D4 spells each site `http://host:80/` while its pages link `http://host/...`: the crawl
+must treat both as one url (tianwang.urls.canonical_url drops the default port).
 The stats checks are tests/test_collection_stats.py's own test functions, called with this
 crawl's report and truth pages (they read only those two), so the truth is computed once.
 """
@@ -186,44 +183,21 @@ def sampled(built: dict, expected: dict[str, dict]) -> dict:
     return {"report": built["report"], "pages": pages}
 
 
-DEFAULT_PORT_BUG = (
-    "product bug: D4 and so `cut -f1 D4` spell a site `http://host:80/`; tianwang/seeds.py "
-    "normalize_seed (line 75) keeps the default port, relative links inherit it, and the "
-    "request fingerprint (Scrapy's canonicalize_url, used by the frontier's dupefilter) does "
-    "not drop it: a page linked both ways is fetched twice, and dedup keeps the `:80` "
-    "spelling of most pages")
-
-
-def without_default_port(url: str) -> str:
-    parts = urlsplit(url)
-    return url.replace(parts.netloc, parts.netloc.removesuffix(":80"), 1)
-
-
-@pytest.mark.xfail(strict=True, reason=DEFAULT_PORT_BUG)
 def test_the_deduped_crawl_of_d4_holds_the_pages_the_truth_says(
-    built: dict, expected: dict[str, dict],
+    built: dict, expected: dict[str, dict], truth: dict[str, dict],
 ) -> None:
     stored = tree_urls(built["work"] / "dedup")
     assert sorted(stored - set(expected)) == [] and sorted(set(expected) - stored) == []
-
-
-@pytest.mark.xfail(strict=True, reason=DEFAULT_PORT_BUG)
-def test_no_page_is_fetched_twice(built: dict) -> None:
-    fetched = [record.url for _path, record in iter_tree(built["work"] / "data")]
-    assert len({without_default_port(url) for url in fetched}) == len(fetched)
-
-
-def test_the_deduped_crawl_holds_the_truths_pages_but_for_the_port_spelling(
-    built: dict, expected: dict[str, dict], truth: dict[str, dict],
-) -> None:
-    """What the test above shows once `http://host:80/...` is read as `http://host/...`:
-    every other part of the pipeline is right."""
-    stored = [without_default_port(url) for url in tree_urls(built["work"] / "dedup")]
-    assert len(set(stored)) == len(stored)
-    assert sorted(set(stored) - set(expected)) == [] and sorted(set(expected) - set(stored)) == []
     served = {page["host"] for page in expected.values()} - {p["host"] for p in truth.values()}
     assert any(name.startswith("mirror.") for name in served)  # an alias name was crawled
     assert any(name.endswith(".yanyuan8.edu.cn") for name in served)  # and template names
+
+
+def test_no_page_is_fetched_twice_under_two_spellings(built: dict) -> None:
+    """D4 spells a site `http://host:80/`, its pages link `http://host/...`: one url."""
+    fetched = [record.url for _path, record in iter_tree(built["work"] / "data")]
+    assert len(set(fetched)) == len(fetched)
+    assert [url for url in fetched if urlsplit(url).port is not None] == []
 
 
 def test_the_sample_keeps_whole_hosts_of_drawn_sizes(built: dict, expected: dict) -> None:

@@ -49,3 +49,9 @@ def test_host_with_path_is_a_url_not_a_file() -> None:
 def test_a_long_comma_list_is_not_mistaken_for_a_file_name() -> None:
     urls = [f"http://www.host{i}.com/" for i in range(300)]
     assert load_seeds(",".join(urls)) == urls
+
+
+def test_a_seed_with_the_default_port_is_the_url_its_pages_link() -> None:
+    # `cut -f1 D4` gives `http://host:80/`; the site's own links say `http://host/...`
+    assert load_seeds("http://www.a.com:80/,https://www.b.com:443/x,www.c.com:8080") == [
+        "http://www.a.com/", "https://www.b.com/x", "http://www.c.com:8080/"]

@@ -5,7 +5,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from w3lib.url import safe_url_string
 
-from tianwang.urls import directory_depth, path_key, safe_url, url_host, url_type, url_weight
+from tianwang.urls import (
+    canonical_url,
+    directory_depth,
+    path_key,
+    safe_url,
+    url_host,
+    url_type,
+    url_weight,
+)
 
 
 @pytest.mark.parametrize(
@@ -64,6 +72,39 @@ def test_safe_url_agrees_with_w3lib(host: str, rest: str) -> None:
 )
 def test_safe_url_examples_match_w3lib(url: str) -> None:
     assert safe_url(url) == safe_url_string(url)
+
+
+@pytest.mark.parametrize(
+    ("url", "canonical"),
+    [
+        ("http://www.a.com:80/x", "http://www.a.com/x"),
+        ("http://www.a.com:80", "http://www.a.com"),
+        ("https://www.a.com:443/?q=1", "https://www.a.com/?q=1"),
+        ("http://www.a.com:8080/x", "http://www.a.com:8080/x"),
+        ("https://www.a.com:80/", "https://www.a.com:80/"),  # not https's own port
+        ("http://www.a.com:443/", "http://www.a.com:443/"),
+        ("http://www.a.com/x:80", "http://www.a.com/x:80"),  # a path, not a port
+        ("http://u:80@www.a.com/", "http://u:80@www.a.com/"),  # a password, not a port
+        ("HTTP://WWW.A.COM:80/a b", "http://www.a.com/a%20b"),
+    ],
+)
+def test_canonical_url_drops_only_the_schemes_own_port(url: str, canonical: str) -> None:
+    assert canonical_url(url) == canonical
+
+
+@given(host=st.from_regex(r"[a-z0-9.\-]{1,12}", fullmatch=True),
+       port=st.one_of(st.none(), st.integers(1, 65535)), rest=url_chars)
+def test_canonical_url_is_w3libs_form_with_the_default_port_read_as_none(
+    host: str, port: int | None, rest: str
+) -> None:
+    netloc = host if port is None else f"{host}:{port}"
+    try:
+        expected = safe_url_string(f"http://{netloc}/{rest}")
+    except (ValueError, UnicodeError):
+        return
+    if port == 80:
+        expected = expected.replace(f"{host}:80", host, 1)
+    assert canonical_url(f"http://{netloc}/{rest}") == expected
 
 
 # --- URL weight, directory depth, URL type, path key (DESIGN.md sections 2 and 4) ---------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from w3lib.url import safe_url_string
+from tianwang.urls import canonical_url
 
 # A value ending like this names a file, so a missing one is an error, not a host name.
 _FILE_SUFFIXES = (".txt", ".lst", ".list", ".csv", ".seeds")
@@ -75,4 +75,4 @@ def normalize_seed(entry: str) -> str:
     rebuilt = f"{parts.scheme}://{parts.netloc.lower()}{path}"
     if parts.query:
         rebuilt += f"?{parts.query}"
-    return safe_url_string(rebuilt)
+    return canonical_url(rebuilt)

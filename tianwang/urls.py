@@ -62,6 +62,24 @@ def safe_url(url: str, encoding: str = "utf-8") -> str:
     return safe_url_string(url, encoding=encoding)
 
 
+# The scheme's own port written out: "http://h:80/" is "http://h/" to a server, but not to
+# Scrapy's request fingerprint, so a crawl seeded with one spelling and linked with the
+# other would fetch every page twice. Lazy, so "http://a:80@h/" (userinfo) is not a port.
+_DEFAULT_PORT = re.compile(r"(http://[^/?#]*?):80(?=[/?#]|\Z)|(https://[^/?#]*?):443(?=[/?#]|\Z)")
+
+
+def canonical_url(url: str, encoding: str = "utf-8") -> str:
+    """The one spelling a crawl keeps of a url: safe_url's, without the scheme's default port
+    (the form of every request, stored record and link graph line)."""
+    url = safe_url(url, encoding)
+    if ":80" not in url and ":443" not in url:  # nearly every url: skip the regex
+        return url
+    match = _DEFAULT_PORT.match(url)
+    if match is None:
+        return url
+    return (match.group(1) or match.group(2)) + url[match.end():]
+
+
 # --- URL weight, directory depth, URL type, path key (DESIGN.md sections 2 and 4) ---------
 #
 # These take a url as a string and split it by hand: url_weight runs once per enqueued

@@ -32,7 +32,7 @@ from tianwang.config import SettingError, get_bool, get_int, get_str_list
 from tianwang.items import PageItem
 from tianwang.seeds import SeedError, load_seeds
 from tianwang.share import Share, load_share
-from tianwang.urls import safe_url, url_host
+from tianwang.urls import canonical_url, url_host
 
 _SKIPPED_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
 PARENT_META = "tianwang_parent"  # the url of the page whose link made the request
@@ -210,7 +210,7 @@ def _absolute(response: TextResponse, href: str) -> str | None:
         return None
     if not url.startswith(("http://", "https://")):
         return None
-    return safe_url(url.split("#", 1)[0], encoding=response.encoding)
+    return canonical_url(url.split("#", 1)[0], encoding=response.encoding)
 
 
 def _extension(path: str) -> str:
