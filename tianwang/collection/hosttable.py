@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tianwang.collection.sitelist import SiteListError, split_site
+from tianwang.collection.sitelist import SiteListError, valid_site_and_pages
 
 D2_COLUMNS = ("site", "pages", "status", "md5", "final_url")
 D3_COLUMNS = (*D2_COLUMNS, "aliases")
@@ -69,7 +69,7 @@ def read_rows(path: str | Path, columns: tuple[str, ...],
                 if progress is not None and number % PROGRESS_LINES == 0:
                     progress("read", done, total)
                 parts = line.rstrip("\n").split("\t")
-                if len(parts) < len(columns) or not _valid(parts):
+                if len(parts) < len(columns) or not valid_site_and_pages(parts):
                     raise TableError(f"{path}: line {number}: expected {want}, "
                                      f"got {line.rstrip(chr(10))!r}")
                 yield parts
@@ -96,14 +96,6 @@ def read_checked(path: str | Path, columns: tuple[str, ...] = D2_COLUMNS,
 
 def _want(columns: tuple[str, ...]) -> str:
     return "\\t".join(f"<{name}>" for name in columns)
-
-
-def _valid(parts: list[str]) -> bool:
-    try:
-        split_site(parts[0])
-    except ValueError:
-        return False
-    return parts[1].isascii() and parts[1].isdigit() and int(parts[1]) >= 1
 
 
 def removal_line(site: str, pages: int, reason: str) -> str:

@@ -49,13 +49,14 @@ def read_sites(path: str | Path, fields: int = 2) -> Iterator[list[str]]:
             except UnicodeDecodeError:
                 raise SiteListError(f"{path}: line {number}: not UTF-8: {raw!r}") from None
             parts = line.rstrip("\n").split("\t")
-            if len(parts) != fields or not _valid(parts):
+            if len(parts) != fields or not valid_site_and_pages(parts):
                 raise SiteListError(f"{path}: line {number}: expected {_shape(fields)}, "
                                     f"got {line.rstrip(chr(10))!r}")
             yield parts
 
 
-def _valid(parts: list[str]) -> bool:
+def valid_site_and_pages(parts: list[str]) -> bool:
+    """Whether a split line starts with a well-formed site and a page count >= 1."""
     try:
         split_site(parts[0])
     except ValueError:

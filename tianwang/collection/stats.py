@@ -191,7 +191,7 @@ def _size_section(out: TextIO, sizes: list[int], fit: SizeFit | None, plot: Path
         out.write(f"fitted slope: n/a (the {len(sizes)} sites have fewer than two distinct "
                   "sizes)\n")
     else:
-        out.write(f"fitted slope: {fit.slope:.3f} (sites of size s ~ s^-{fit.alpha:.3f}; "
+        out.write(f"fitted slope: {fit.slope:.3f} (sites of size s ~ s^{fit.slope:.3f}; "
                   f"discrete power-law maximum likelihood on sizes {fit.smin}..{fit.smax}, "
                   f"{fit.sites:,} sites)\n")
     out.write(f"\ndistinct sizes: {len(counts):,}; largest site: {max(sizes):,} pages; "
