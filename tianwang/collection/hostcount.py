@@ -57,6 +57,7 @@ from tianwang.hosts import DEFAULT_PORTS, MalformedURL, parse_url_host
 
 CHUNK = 8 << 20  # bytes per task: large enough that the per-task cost is nothing
 MAX_LINE = 1 << 20  # of a longer line only this much is read: its host is at its start
+EXAMPLE_BYTES = 60  # of a bad line, this much is shown: enough to recognise it, one screen line
 # The scheme and authority of a url line: the authority ends where the URL standard ends it.
 # Searched in "\n" + data: a literal first character lets the regex engine skip to it.
 _URL = re.compile(rb"\n[ \t]*([Hh][Tt][Tt][Pp][Ss]?://[^/?#\\\s]*)")
@@ -102,7 +103,7 @@ class Tally:
 
     def note(self, reason: str, example: bytes, count: int) -> None:
         self.bad[reason] += count
-        self.examples.setdefault(reason, example[:200])
+        self.examples.setdefault(reason, example[:EXAMPLE_BYTES])
 
     def merge(self, other: Tally) -> None:
         self.authorities.update(other.authorities)
