@@ -7,13 +7,13 @@ import csv
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import TextIO
 
 from tianwang.analysis.dedup import DONE_FILE, WORK_DIR, DedupError, Report, dedup
 from tianwang.analysis.importance import Coefficients, csv_rows, importance, jsonl_records
 from tianwang.formats.record import RecordError
+from tianwang.progress import terminal_progress
 
 DEDUP_HELP = """\
 Keep one record per body MD5 across the input trees (several crawls, several machines), as
@@ -85,28 +85,19 @@ def _positive(text: str) -> int:
 
 
 def cmd_dedup(args: argparse.Namespace) -> int:
-    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     try:
-        report = dedup(args.inputs, args.out, args.workers, args.skip_damaged,
-                       bar.update if bar else None)
+        with terminal_progress(byte_phases=("hash",)) as progress:
+            report = dedup(args.inputs, args.out, args.workers, args.skip_damaged, progress)
     except DedupError as exc:
-        _end(bar)
         print(f"tianwang dedup: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        _end(bar)
         print(f"tianwang dedup: interrupted; {args.out} is unfinished (no {DONE_FILE}); run "
               "the same command again to resume", file=sys.stderr)
         return 130
-    _end(bar)
     for line in report_lines(report):
         print(line)
     return 0
-
-
-def _end(bar: ProgressBar | None) -> None:
-    if bar is not None:
-        bar.close()
 
 
 def report_lines(report: Report) -> list[str]:
@@ -123,36 +114,6 @@ def report_lines(report: Report) -> list[str]:
     for path, offset, reason in report.damaged:
         lines.append(f"skipped damaged: {path}: offset {offset}: {reason}")
     return lines
-
-
-class ProgressBar:
-    """One line on a terminal, redrawn at most 5 times a second."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.drawn = 0.0
-        self.started = time.monotonic()
-        self.phase = ""
-
-    def update(self, phase: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if phase != self.phase:
-            self.phase, self.started = phase, now
-        elif now - self.drawn < 0.2 and done < total:
-            return
-        self.drawn = now
-        share = done / total if total else 1.0
-        filled = int(30 * share)
-        line = f"\r{phase:6} [{'#' * filled}{'.' * (30 - filled)}] {share:6.1%}"
-        if phase == "hash" and now > self.started:
-            line += f" {done / (1 << 20):,.0f}/{total / (1 << 20):,.0f} MB"
-        self.stream.write(line + "   ")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.drawn:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 # -- importance --------------------------------------------------------------------------

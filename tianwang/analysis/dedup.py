@@ -59,6 +59,7 @@ from tianwang.analysis.spill import read_sections, section_sizes, write_atomic, 
 from tianwang.analysis.survivor import RECORD_FIELDS, Outcome, decide
 from tianwang.formats.mirrors import MIRRORS_FILE
 from tianwang.formats.store import host_bucket, host_dirname, record_files
+from tianwang.progress import Progress
 from tianwang.urls import url_host
 
 WORK_DIR = ".dedup-work"
@@ -66,7 +67,6 @@ DONE_FILE = "dedup.json"
 BATCH_BYTES = 64 << 20  # input bytes per hash task: big enough to amortize a spill write
 RANGE_BYTES = 8 << 20  # spilled bytes per choose task (its memory is a few times this)
 
-Progress = Callable[[str, int, int], None]  # phase, done, total
 
 
 class DedupError(Exception):

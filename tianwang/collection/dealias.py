@@ -26,9 +26,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tianwang.collection.hosttable import Checked, Progress, TableError, read_checked
+from tianwang.collection.hosttable import Checked, TableError, read_checked
 from tianwang.collection.sitelist import split_site, write_lines
 from tianwang.hosts import DEFAULT_PORTS, MalformedURL, ipv4_literal
+from tianwang.progress import Progress, terminal_progress
 
 
 def keep_key(row: Checked) -> tuple[bool, bool, int, str]:
@@ -91,30 +92,21 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_dealias(args: argparse.Namespace) -> int:
-    from tianwang.analysis.commands import ProgressBar
-
     aliases_path = args.aliases or f"{args.out}.aliases"
-    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     try:
-        rows = read_unique(args.d2, bar.update if bar else None)
+        with terminal_progress() as progress:
+            rows = read_unique(args.d2, progress)
         kept, aliases = dealias(rows)
         _check_dirs(args.out, aliases_path)
         write_lines(aliases_path, (f"{a.site}\t{a.pages}\t{site}\n" for a, site in aliases))
         write_lines(args.out, (row.d3_line() for row in kept))
     except (TableError, OSError) as exc:
-        _close(bar)
         print(f"tianwang hosts dealias: {exc}; {args.out} not written", file=sys.stderr)
         return 1
-    _close(bar)
     groups = sum(1 for row in kept if row.aliases)
     print(f"D3: {len(kept)} sites of {len(rows)} in D2; {len(aliases)} aliases removed "
           f"({groups} sites had more than one name)")
     return 0
-
-
-def _close(bar: Any) -> None:
-    if bar is not None:
-        bar.close()
 
 
 def _check_dirs(*paths: str) -> None:

@@ -48,12 +48,13 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from tianwang.collection.sitelist import check_out_dir, format_site, read_sites, write_lines
 from tianwang.hosts import DEFAULT_PORTS, MalformedURL, parse_url_host
+from tianwang.progress import Progress, terminal_progress
 
 CHUNK = 8 << 20  # bytes per task: large enough that the per-task cost is nothing
 MAX_LINE = 1 << 20  # of a longer line only this much is read: its host is at its start
@@ -71,7 +72,6 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark that an editor may put before the first url
 
-Progress = Callable[[str, int, int], None]
 
 
 class CountError(Exception):
@@ -438,35 +438,25 @@ def _positive(text: str) -> int:
 
 
 def cmd_count(args: argparse.Namespace) -> int:
-    from tianwang.analysis.commands import ProgressBar
-
-    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     started = time.monotonic()
     try:
         check_out_dir(args.out)
         if args.merge:
             result = merge_site_lists(args.lists)
         else:
-            result = count_lists(args.lists, args.workers, bar.update if bar else None)
+            with terminal_progress() as progress:
+                result = count_lists(args.lists, args.workers, progress)
         rows = sorted(result.sites.items())
         write_lines(args.out, (f"{site}\t{pages}\n" for site, pages in rows))
     except (CountError, OSError, ValueError) as exc:  # ValueError: a D0 to merge is not one
-        _close(bar)
         print(f"tianwang hosts count: {exc}; {args.out} not written", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        _close(bar)
         print(f"tianwang hosts count: interrupted; {args.out} not written", file=sys.stderr)
         return 130
-    _close(bar)
     for line in count_lines(result, len(args.lists), time.monotonic() - started):
         print(line)
     return 0
-
-
-def _close(bar: Any) -> None:
-    if bar is not None:
-        bar.close()
 
 
 def count_lines(result: CountResult, lists: int, seconds: float) -> list[str]:

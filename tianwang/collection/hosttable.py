@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from tianwang.collection.sitelist import SiteListError, valid_site_and_pages
+from tianwang.progress import Progress
 
 D2_COLUMNS = ("site", "pages", "status", "md5", "final_url")
 D3_COLUMNS = (*D2_COLUMNS, "aliases")
 _MD5 = re.compile(r"[0-9a-f]{32}")
 PROGRESS_LINES = 65536  # lines between two progress calls
-Progress = Callable[[str, int, int], None]  # (phase, done, total), as analysis.commands' bar
 
 
 class TableError(SiteListError):

@@ -26,11 +26,10 @@ import random
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tianwang.analysis.commands import ProgressBar
 from tianwang.analysis.dedup import DONE_FILE, WORK_DIR
 from tianwang.analysis.recordscan import scan_urls
 from tianwang.formats.lines import iter_raw_lines
@@ -38,13 +37,13 @@ from tianwang.formats.linkgraph import LINKS_FILE
 from tianwang.formats.mirrors import MIRRORS_FILE
 from tianwang.formats.record import RecordError
 from tianwang.formats.store import host_dirname, record_files
+from tianwang.progress import Progress, terminal_progress
 from tianwang.urls import url_host
 
 GROUP = 20  # consecutive distinct sizes per group (seed 004)
 DRAWN = 10  # sizes drawn from a full group
 REPORT_FILE = "sample.json"
 
-Progress = Callable[[str, int, int], None]  # phase, done, total
 
 
 class SampleError(Exception):
@@ -223,15 +222,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     try:
-        result = sample(args.dir, args.out, args.seed, args.force, bar.update if bar else None)
+        with terminal_progress() as progress:
+            result = sample(args.dir, args.out, args.seed, args.force, progress)
     except SampleError as exc:
         print(f"tianwang sample: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if bar is not None:
-            bar.close()
     drawn = sum(len(band.drawn) for band in result.bands)
     distinct = sum(len(band.sizes) for band in result.bands)
     print(f"sample: kept {result.kept_sites} of {result.sites} sites, {result.kept_pages} of "

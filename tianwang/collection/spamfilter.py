@@ -48,9 +48,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tianwang.collection.hosttable import Progress, TableError, read_rows, removal_line
+from tianwang.collection.hosttable import TableError, read_rows, removal_line
 from tianwang.collection.sitelist import split_site, write_lines
 from tianwang.hosts import HostRules, SpamList, SpamListError
+from tianwang.progress import Progress, terminal_progress
 
 REASONS = ("ip", "port", "spam", "digit", "family", "small", "malformed")
 GENERIC_SECOND = frozenset({"com", "net", "org", "gov", "edu", "ac", "co", "mil", "int", "or",
@@ -253,13 +254,11 @@ def read_sites(path: str, progress: Progress | None = None) -> list[tuple[str, i
 
 
 def cmd_filter(args: argparse.Namespace) -> int:
-    from tianwang.analysis.commands import ProgressBar
-
     removed_path = args.removed or f"{args.out}.removed"
-    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     try:
         spam = load_spam(args.spam_list)
-        rows = read_sites(args.d3, bar.update if bar else None)
+        with terminal_progress() as progress:
+            rows = read_sites(args.d3, progress)
         result = filter_sites(rows, spam, args.min_pages, args.family_min, args.family_p)
         for path in (args.out, removed_path):
             if not Path(path).parent.is_dir():
@@ -267,12 +266,8 @@ def cmd_filter(args: argparse.Namespace) -> int:
         write_lines(removed_path, (removal_line(*row) for row in result.removed))
         write_lines(args.out, (f"{site}\t{pages}\n" for site, pages in result.kept))
     except (TableError, OSError) as exc:
-        if bar is not None:
-            bar.close()
         print(f"tianwang hosts filter: {exc}; {args.out} not written", file=sys.stderr)
         return 1
-    if bar is not None:
-        bar.close()
     print(count_line(result, len(rows)))
     for family in sorted(result.families.values(), key=lambda f: f.domain):
         print(family.line())

@@ -24,17 +24,16 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
-from tianwang.analysis.commands import ProgressBar
 from tianwang.analysis.dedup import DONE_FILE, WORK_DIR
 from tianwang.analysis.recordscan import _head_end as head_end  # the reader's head/body split
 from tianwang.collection.pageclass import DOMAIN_TYPES, domain_type, is_dynamic, page_form
 from tianwang.collection.sizefit import SizeFit, fit_sizes
 from tianwang.formats.record import RecordError, iter_records
 from tianwang.formats.store import record_files
+from tianwang.progress import Progress, terminal_progress
 
 MAX_FORMS = 30  # rows of the page-form table; rarer forms are summed into one row
 
-Progress = ProgressBar | None
 
 
 @dataclass
@@ -61,7 +60,7 @@ class StatsError(Exception):
 # -- counting ----------------------------------------------------------------------------
 
 
-def collect(tree: Path, workers: int = 1, bar: Progress = None) -> Stats:
+def collect(tree: Path, workers: int = 1, progress: Progress | None = None) -> Stats:
     """Every record of the tree, counted by site, domain type and page form."""
     stats = Stats()
     files = [str(path) for path in record_files(tree)]
@@ -73,8 +72,8 @@ def collect(tree: Path, workers: int = 1, bar: Progress = None) -> Stats:
             for form, row in count.forms.items():
                 _add(stats.forms.setdefault(form, Row()), row)
         stats.stored_bytes += count.stored_bytes
-        if bar is not None:
-            bar.update("stats", done, len(files))
+        if progress is not None:
+            progress("stats", done, len(files))
     return stats
 
 
@@ -258,15 +257,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     tree = Path(args.dir)
-    bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     try:
-        stats = _stats_of(tree, args.workers, bar)
+        with terminal_progress() as progress:
+            stats = _stats_of(tree, args.workers, progress)
     except StatsError as exc:
         print(f"tianwang stats: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if bar is not None:
-            bar.close()
     fit = fit_sizes(stats.sizes)
     plot = Path(args.plot) if args.plot else None
     if plot is not None:
@@ -284,13 +280,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stats_of(tree: Path, workers: int, bar: Progress) -> Stats:
+def _stats_of(tree: Path, workers: int, progress: Progress | None) -> Stats:
     if not tree.is_dir():
         raise StatsError(f"{tree}: {'not a directory' if tree.exists() else 'no such directory'}")
     if (tree / WORK_DIR).exists() and not (tree / DONE_FILE).exists():
         raise StatsError(f"{tree} is an unfinished dedup output; finish it first")
     try:
-        stats = collect(tree, workers, bar)
+        stats = collect(tree, workers, progress)
     except RecordError as exc:
         raise StatsError(f"damaged record file: {exc}") from None
     if not stats.total.pages:
