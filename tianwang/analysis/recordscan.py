@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import deflate as libdeflate
 
+from tianwang.formats.http import body_start
 from tianwang.formats.record import GZIP_MAGIC, MAX_LINE, iter_records
 
 _NAME = re.compile(rb"[a-z0-9][a-z0-9._-]*\Z")
@@ -47,18 +48,9 @@ def body_md5(data: bytes) -> bytes:
     starts with "HTTP/"; all of DATA otherwise. The head is not parsed further: the writer
     checked it, and `tianwang records verify` reports one that is malformed.
     """
-    split = _head_end(data) if data.startswith(b"HTTP/") else None
+    split = body_start(data) if data.startswith(b"HTTP/") else None
     # A memoryview hashes the body where it lies instead of copying it out first.
     return hashlib.md5(data if split is None else memoryview(data)[split:]).digest()
-
-
-def _head_end(data: bytes) -> int | None:
-    """Where the body starts: after the first CRLF CRLF or LF LF, whichever comes first."""
-    crlf = data.find(b"\r\n\r\n")
-    lf = data.find(b"\n\n", 0, crlf + 1) if crlf >= 0 else data.find(b"\n\n")
-    if lf >= 0:
-        return lf + 2
-    return crlf + 4 if crlf >= 0 else None
 
 
 def scan_file(path: str | os.PathLike[str]) -> Iterator[Scanned]:

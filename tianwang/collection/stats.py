@@ -25,9 +25,9 @@ from typing import TextIO
 from urllib.parse import urlsplit
 
 from tianwang.analysis.dedup import DONE_FILE, WORK_DIR
-from tianwang.analysis.recordscan import _head_end as head_end  # the reader's head/body split
 from tianwang.collection.pageclass import DOMAIN_TYPES, domain_type, is_dynamic, page_form
 from tianwang.collection.sizefit import SizeFit, fit_sizes
+from tianwang.formats.http import body_start
 from tianwang.formats.record import RecordError, iter_records
 from tianwang.formats.store import record_files
 from tianwang.progress import Progress, terminal_progress
@@ -119,7 +119,7 @@ def body_size(data: bytes) -> int:
     line, as the record reader splits it), or all of DATA if it is not an HTTP response."""
     if not data.startswith(b"HTTP/"):
         return len(data)
-    end = head_end(data)
+    end = body_start(data)
     return len(data) - end if end is not None else 0
 
 

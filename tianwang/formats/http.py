@@ -97,14 +97,23 @@ def parse_http_response(data: bytes) -> HttpMessage:
     )
 
 
+def body_start(data: bytes) -> int | None:
+    """Where an HTTP message's body starts: after its first blank line, CRLF CRLF or LF LF,
+    whichever comes first (our writer uses CRLF; LF-only heads come from older tools). None
+    when there is no blank line."""
+    crlf = data.find(b"\r\n\r\n")
+    lf = data.find(b"\n\n", 0, crlf + 1) if crlf >= 0 else data.find(b"\n\n")
+    if lf >= 0:
+        return lf + 2
+    return crlf + 4 if crlf >= 0 else None
+
+
 def _split_head(data: bytes) -> tuple[bytes, bytes]:
-    # Our writer uses CRLF; LF-only heads come from older tools and are accepted too.
-    ends = [(data.find(sep), sep) for sep in (b"\r\n\r\n", b"\n\n")]
-    found = [(index, sep) for index, sep in ends if index >= 0]
-    if not found:
+    start = body_start(data)
+    if start is None:
         raise ValueError("no blank line after the HTTP headers")
-    index, sep = min(found)
-    return data[:index], data[index + len(sep) :]
+    head_end = start - 4 if data.startswith(b"\r\n\r\n", start - 4) else start - 2
+    return data[:head_end], data[start:]
 
 
 def _parse_headers(lines: list[bytes]) -> list[tuple[str, str]]:
