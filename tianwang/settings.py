@@ -174,10 +174,6 @@ TIANWANG_LEASE_SECONDS = 30
 # Requests a node takes from its Redis queue in one call (and pushes in one call, at most).
 TIANWANG_REDIS_BATCH = 64
 
-# --- site partition (issue 8, DESIGN.md section 9: tianwang/analysis/partition_commands.py) ---
-# Key paths: the fewest largest path keys holding this share of a site's urls (seed 002: 0.9).
-TIANWANG_PARTITION_SHARE = 0.9
-
 # --- collection building: the validate spider, D1 -> D2 (issue 9; seed 004's wget -T 20 -t 2) ---
 # Seconds a homepage may take (sets DOWNLOAD_TIMEOUT for the validate spider).
 TIANWANG_VALIDATE_TIMEOUT = 20

@@ -16,8 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
-from tianwang import settings as defaults
-from tianwang.analysis.partition import DELTA, EPS, in_degrees, make_plan
+from tianwang.analysis.partition import DELTA, EPS, KEY_PATH_SHARE, in_degrees, make_plan
 from tianwang.analysis.partition_experiment import (
     FINDINGS,
     MEASURES,
@@ -76,9 +75,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--site", metavar="HOST", help="only this site (default: every site)")
     parser.add_argument("--min-pages", type=int, default=1, metavar="K",
                         help="only sites of at least K pages (default 1)")
-    parser.add_argument("--share", type=float, default=defaults.TIANWANG_PARTITION_SHARE,
+    parser.add_argument("--share", type=float, default=KEY_PATH_SHARE,
                         help="key paths hold this share of a site's urls "
-                        f"(default {defaults.TIANWANG_PARTITION_SHARE:g})")
+                        f"(default {KEY_PATH_SHARE:g}, the paper's)")
 
 
 def _run(command: Any) -> Any:
