@@ -6,6 +6,7 @@ as root on a fresh machine); `apt-get update` only if the install fails without 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import socket
@@ -17,13 +18,22 @@ from pathlib import Path
 import pytest
 
 APT_ENV = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+APT_LOCK = "/tmp/tianwang-tests-apt.lock"
 
 
 def ensure_redis_server() -> str:
-    """The path of redis-server, installing Debian's package if it is missing."""
+    """The path of redis-server, installing Debian's package if it is missing. The test
+    workers may all ask at once: one installs while the others wait on the lock (apt-get
+    would fail on dpkg's own lock instead)."""
     found = shutil.which("redis-server")
     if found:
         return found
+    with open(APT_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return shutil.which("redis-server") or _install_redis_server()
+
+
+def _install_redis_server() -> str:
     install = ["apt-get", "install", "-y", "--no-install-recommends", "redis-server"]
     if subprocess.run(install, env=APT_ENV, capture_output=True).returncode != 0:
         subprocess.run(["apt-get", "update"], env=APT_ENV, capture_output=True, check=True)
