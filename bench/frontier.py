@@ -33,8 +33,8 @@ from scrapy.utils.test import get_crawler  # noqa: E402
 
 from tianwang.frontier.dupefilter import BloomDupeFilter  # noqa: E402
 from tianwang.frontier.queue import FrontierQueue  # noqa: E402
+from tianwang.frontier.requestlog import MemoryStore, RequestLog  # noqa: E402
 from tianwang.frontier.scheduler import FrontierScheduler  # noqa: E402
-from tianwang.frontier.store import MemoryStore, RequestLog  # noqa: E402
 from tianwang.settings import TIANWANG_HOST_TURNS as TURNS  # noqa: E402
 from tianwang.urls import url_weight  # noqa: E402
 

@@ -19,7 +19,7 @@ from tianwang.collection.sizefit import fit_sizes
 from tianwang.formats import iter_tree
 from tianwang.testweb.layout import SIZE_EXPONENT, draw_size
 from tianwang.testweb.model import SyntheticWeb
-from tianwang.testweb.site import SiteBuilder
+from tianwang.testweb.sitebuilder import SiteBuilder
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

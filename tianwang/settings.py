@@ -26,7 +26,7 @@ SCHEDULER = "tianwang.frontier.scheduler.FrontierScheduler"
 EXTENSIONS = {
     # Checks the frontier's settings before the engine starts (a bad one stops the crawl with
     # one message naming it; Scrapy builds the scheduler too late for that).
-    "tianwang.frontier.config.FrontierSettingsCheck": 0,
+    "tianwang.config.frontier.FrontierSettingsCheck": 0,
 }
 
 # A page that still answers 5xx after retries is the web's fault, not the crawl's: it is

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tianwang.analysis.partition import in_scope
+from tianwang.analysis.sitepartition import in_scope
 from tianwang.formats.partitionplan import PlanFile, PlanFileError, SitePlan, load_plan
 from tianwang.urls import url_host
 

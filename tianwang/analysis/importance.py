@@ -44,7 +44,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from tianwang.analysis.recordscan import scan_urls
-from tianwang.formats.linkgraph import iter_pages
+from tianwang.formats.linksfile import iter_pages
 from tianwang.formats.mirrors import mirror_degrees
 from tianwang.formats.store import record_files
 from tianwang.urls import directory_depth

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tianwang.analysis.changes import (
+from tianwang.analysis.changerates import (
     Estimate,
     classes,
     estimate,

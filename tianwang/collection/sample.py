@@ -30,10 +30,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tianwang.analysis.dedup import DONE_FILE, WORK_DIR
+from tianwang.analysis.globaldedup import DONE_FILE, WORK_DIR
 from tianwang.analysis.recordscan import scan_urls
 from tianwang.formats.lines import iter_raw_lines
-from tianwang.formats.linkgraph import LINKS_FILE
+from tianwang.formats.linksfile import LINKS_FILE
 from tianwang.formats.mirrors import MIRRORS_FILE
 from tianwang.formats.record import RecordError
 from tianwang.formats.store import host_dirname, record_files

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
-from tianwang.analysis.dedup import DONE_FILE, WORK_DIR
+from tianwang.analysis.globaldedup import DONE_FILE, WORK_DIR
 from tianwang.collection.pageclass import DOMAIN_TYPES, domain_type, is_dynamic, page_form
 from tianwang.collection.sizefit import SizeFit, fit_sizes
 from tianwang.formats.http import body_start

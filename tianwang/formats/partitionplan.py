@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tianwang.analysis.partition import Plan
+from tianwang.analysis.sitepartition import Plan
 from tianwang.analysis.spill import write_atomic
 
 FORMAT = "tianwang-partition-plan"

@@ -27,12 +27,12 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.job import job_dir
 
-from tianwang.frontier.config import FrontierConfig
+from tianwang.config.frontier import FrontierConfig
 from tianwang.frontier.dupefilter import BloomDupeFilter
 from tianwang.frontier.levels import QueueSlots
 from tianwang.frontier.queue import FrontierQueue
+from tianwang.frontier.requestlog import Entry, MemoryStore, RequestLog, clip
 from tianwang.frontier.slots import DownloaderSlots, engine_of
-from tianwang.frontier.store import Entry, MemoryStore, RequestLog, clip
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,7 +54,7 @@ class FrontierScheduler(BaseScheduler):
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         if crawler.settings.get("TIANWANG_REDIS_URL"):  # the one switch to a shared crawl
-            from tianwang.distributed.scheduler import RedisFrontierScheduler
+            from tianwang.distributed.redisscheduler import RedisFrontierScheduler
 
             return RedisFrontierScheduler.from_crawler(crawler)  # type: ignore[return-value]
         config = FrontierConfig.from_settings(crawler.settings)

@@ -40,7 +40,7 @@ _LINK_XPATH = "//a/@href | //area/@href"
 # What a reader sees of a page: its text nodes, not markup, attribute values or scripts.
 _TEXT_XPATH = "//text()[not(ancestor::script or ancestor::style)]"
 BOOST_META = "tianwang_boost"
-STORED_META = "tianwang_stored"  # set by the Redis frontier (tianwang.distributed.scheduler)
+STORED_META = "tianwang_stored"  # set by the Redis frontier (tianwang.distributed.redisscheduler)
 _DOMAIN = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)*\Z")
 
 

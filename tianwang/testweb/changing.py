@@ -35,7 +35,7 @@ from tianwang.testweb.text import ANCHOR_TEXTS, PARAGRAPHS
 
 if TYPE_CHECKING:
     from tianwang.testweb.model import SyntheticWeb
-    from tianwang.testweb.site import Entry
+    from tianwang.testweb.sitebuilder import Entry
 
 CLOCK_START = 1072915200  # 2004-01-01 00:00:00 UTC
 DAY = 86400

@@ -13,7 +13,7 @@ from random import Random
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from tianwang.testweb.site import Entry
+    from tianwang.testweb.sitebuilder import Entry
 
 # Seed 004 measured the number of Chinese sites of size s falling as s^-0.7 (slope -0.68).
 SIZE_EXPONENT = 0.7

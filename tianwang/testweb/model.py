@@ -17,12 +17,12 @@ from urllib.parse import urlsplit
 
 from tianwang.testweb import render
 from tianwang.testweb.names import host_name
-from tianwang.testweb.site import Entry, Site, SiteBuilder
+from tianwang.testweb.sitebuilder import Entry, Site, SiteBuilder
 
 if TYPE_CHECKING:
     from tianwang.testweb.changing import Changes
     from tianwang.testweb.junk import JunkWeb
-    from tianwang.testweb.mirrors import Mirrors
+    from tianwang.testweb.mirrorsites import Mirrors
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -87,7 +87,7 @@ class SyntheticWeb:
         # Opt-in copies of pages under other urls (tianwang/testweb/mirrors.py).
         self.mirrors: Mirrors | None = None
         if mirrors:
-            from tianwang.testweb.mirrors import Mirrors
+            from tianwang.testweb.mirrorsites import Mirrors
 
             self.mirrors = Mirrors(seed, self.hosts, self._base_site)
         # Opt-in clock, changing pages and conditional GET (tianwang/testweb/changing.py).

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from tianwang.analysis.partition import (
+from tianwang.analysis.sitepartition import (
     Plan,
     assign,
     graph_stats,

@@ -8,7 +8,7 @@ from scrapy.exceptions import NotConfigured
 from tests.conftest import project_crawler
 from tianwang import settings as project
 from tianwang.config import SettingError
-from tianwang.frontier.config import FrontierConfig, FrontierSettingsCheck
+from tianwang.config.frontier import FrontierConfig, FrontierSettingsCheck
 
 
 def test_the_project_defaults_make_the_config() -> None:

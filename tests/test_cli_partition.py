@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.test_analysis_sitegraph import write_recorded
-from tianwang.analysis.partition import Plan
+from tianwang.analysis.sitepartition import Plan
 from tianwang.cli import main
-from tianwang.formats.linkgraph import LinkGraphWriter
+from tianwang.formats.linksfile import LinkGraphWriter
 from tianwang.formats.partitionplan import PlanFile, SitePlan, load_plan
 
 UCI = Path(__file__).resolve().parents[2] / "shared/data/uci-ics-dev-crawl"

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from tianwang.analysis.dedup import DONE_FILE, WORK_DIR, DedupError, Report, dedup
+from tianwang.analysis.globaldedup import DONE_FILE, WORK_DIR, DedupError, Report, dedup
 from tianwang.analysis.importance import Coefficients, csv_rows, importance, jsonl_records
 from tianwang.formats.record import RecordError
 from tianwang.progress import terminal_progress

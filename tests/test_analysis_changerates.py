@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from tianwang.analysis.changes import (
+from tianwang.analysis.changerates import (
     age,
     bias_reduced_rate,
     change_probabilities,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tianwang import settings as defaults
-from tianwang.analysis.changes import classes
+from tianwang.analysis.changerates import classes
 from tianwang.analysis.revisits import DAY, UrlRate, frequencies, url_rates
 from tianwang.formats.history import FILE_NAME, HistoryStore, Visit
 

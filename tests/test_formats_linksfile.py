@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tianwang.formats.linkgraph import (
+from tianwang.formats.linksfile import (
     LinkGraphWriter,
     PageLinks,
     iter_edges,

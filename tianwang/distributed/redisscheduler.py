@@ -29,12 +29,12 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import create_looping_call
 from scrapy_redis.connection import get_redis
 
+from tianwang.config.frontier import FrontierConfig
+from tianwang.config.shared_crawl import RedisConfig
 from tianwang.distributed.bloom import BloomShape
-from tianwang.distributed.config import RedisConfig
 from tianwang.distributed.frontier import Push, RedisFrontier, Taken
 from tianwang.distributed.mapping import bucket_of
 from tianwang.frontier.codec import decode, encode
-from tianwang.frontier.config import FrontierConfig
 from tianwang.frontier.levels import QueueSlots
 from tianwang.frontier.queue import FrontierQueue
 from tianwang.frontier.scheduler import BOOST_META, _engine_inprogress

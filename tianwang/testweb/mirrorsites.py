@@ -21,7 +21,7 @@ from random import Random
 from typing import Any
 from urllib.parse import urljoin
 
-from tianwang.testweb.site import Entry, Site
+from tianwang.testweb.sitebuilder import Entry, Site
 
 DEFAULT_SHARE = 0.5  # hosts whose homepage is also /default.htm
 SESSION_SHARE = 0.5  # hosts with pages also served under ?sessionid=

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from scrapy import Request, Spider
 
-from tianwang.frontier.store import HEADER, MemoryStore, RequestLog
+from tianwang.frontier.requestlog import HEADER, MemoryStore, RequestLog
 
 
 class StoreSpider(Spider):

@@ -16,7 +16,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
-from tianwang.analysis.partition import DELTA, EPS, KEY_PATH_SHARE, in_degrees, make_plan
 from tianwang.analysis.partition_experiment import (
     FINDINGS,
     MEASURES,
@@ -31,6 +30,7 @@ from tianwang.analysis.partition_experiment import (
     values_of,
 )
 from tianwang.analysis.sitegraph import GraphDirError, SiteGraph, read_sites
+from tianwang.analysis.sitepartition import DELTA, EPS, KEY_PATH_SHARE, in_degrees, make_plan
 from tianwang.analysis.spill import write_atomic
 from tianwang.formats.partitionplan import PlanFile, SitePlan, dump_plan
 

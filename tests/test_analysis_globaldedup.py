@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.commandline import on_terminal
-from tianwang.analysis.dedup import DONE_FILE, WORK_DIR, DedupError, dedup
+from tianwang.analysis.globaldedup import DONE_FILE, WORK_DIR, DedupError, dedup
 from tianwang.formats import Record, RecordStore, build_http_response, iter_tree
-from tianwang.formats.linkgraph import LinkGraphWriter, iter_pages
+from tianwang.formats.linksfile import LinkGraphWriter, iter_pages
 from tianwang.formats.mirrors import MirrorTable, iter_mirrors
 from tianwang.urls import url_host
 

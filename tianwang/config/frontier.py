@@ -82,7 +82,7 @@ class FrontierSettingsCheck:
         if FrontierScheduler in getattr(scheduler, "__mro__", ()):
             FrontierConfig.from_settings(crawler.settings)
             if crawler.settings.get("TIANWANG_REDIS_URL"):
-                from tianwang.distributed.config import check_redis
+                from tianwang.config.shared_crawl import check_redis
 
                 check_redis(crawler.settings)
         # Nothing more to do during the crawl; no message, which Scrapy would log as a warning.

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import MIRROR_HOSTS, MIRROR_PAGES, MIRROR_SEED, TestWeb
 from tests.truth import host_of, is_stored_page
-from tianwang.testweb.mirrors import links_in
+from tianwang.testweb.mirrorsites import links_in
 from tianwang.testweb.model import SyntheticWeb
 
 ARGS = (MIRROR_SEED, MIRROR_HOSTS, MIRROR_PAGES)

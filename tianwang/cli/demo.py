@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tianwang.testweb.commands import positive_int
+from tianwang.cli.testweb import positive_int
 
 # Local test web: no politeness delay is needed, the server is ours.
 DEMO_SETTINGS = {

@@ -10,12 +10,13 @@ import sys
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tianwang import demo
-    from tianwang.analysis import changes_commands, partition_commands
-    from tianwang.analysis import commands as analysis_commands
-    from tianwang.collection import commands as collection_commands
-    from tianwang.formats import commands as record_commands
-    from tianwang.testweb import commands as testweb_commands
+    from tianwang.cli import changes as changes_commands
+    from tianwang.cli import dedup as analysis_commands
+    from tianwang.cli import demo
+    from tianwang.cli import hosts as collection_commands
+    from tianwang.cli import partition as partition_commands
+    from tianwang.cli import records as record_commands
+    from tianwang.cli import testweb as testweb_commands
 
     parser = argparse.ArgumentParser(prog="tianwang", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

@@ -12,7 +12,7 @@ from tests.conftest import project_crawler, scrapy_crawl
 from tests.redis_server import RedisServer, free_port
 from tests.test_frontier_scheduler import ORDER_CASES, ORDER_EXPECTED, UnitSpider, drain
 from tianwang.config import SettingError
-from tianwang.distributed.scheduler import RedisFrontierScheduler
+from tianwang.distributed.redisscheduler import RedisFrontierScheduler
 from tianwang.frontier.scheduler import FrontierScheduler
 
 _jobs = itertools.count()
