@@ -6,9 +6,10 @@ import pytest
 from scrapy.exceptions import NotConfigured
 
 from tests.conftest import project_crawler
-from tianwang import settings as project
+from tianwang import default_settings as project
 from tianwang.config import SettingError
-from tianwang.config.frontier import FrontierConfig, FrontierSettingsCheck
+from tianwang.config.frontier import FrontierConfig
+from tianwang.frontier.settingscheck import FrontierSettingsCheck
 
 
 def test_the_project_defaults_make_the_config() -> None:

@@ -7,15 +7,20 @@ from pathlib import Path
 
 import pytest
 from scrapy import Request
+from scrapy.utils.misc import load_object
 
 from tests.conftest import project_crawler, scrapy_crawl
 from tests.redis_server import RedisServer, free_port
 from tests.test_frontier_scheduler import ORDER_CASES, ORDER_EXPECTED, UnitSpider, drain
 from tianwang.config import SettingError
 from tianwang.distributed.redisscheduler import RedisFrontierScheduler
-from tianwang.frontier.scheduler import FrontierScheduler
 
 _jobs = itertools.count()
+
+
+def settings_scheduler(crawler):
+    """The scheduler the crawler's settings name (the add-on picks it), as Scrapy builds it."""
+    return load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
 
 
 def scheduler(server: RedisServer, **settings: object) -> RedisFrontierScheduler:
@@ -27,7 +32,7 @@ def scheduler(server: RedisServer, **settings: object) -> RedisFrontierScheduler
         TIANWANG_FRONTIER_SEED=7,
         **settings,
     )
-    frontier = FrontierScheduler.from_crawler(crawler)
+    frontier = settings_scheduler(crawler)
     assert isinstance(frontier, RedisFrontierScheduler)  # the one switch
     frontier.open(UnitSpider())
     return frontier
@@ -71,7 +76,7 @@ def test_a_bad_distributed_setting_is_refused_by_name(
 ) -> None:
     settings = {"TIANWANG_REDIS_URL": redis_server.url, name: value}
     with pytest.raises(SettingError, match=name):
-        FrontierScheduler.from_crawler(project_crawler(**settings))
+        settings_scheduler(project_crawler(**settings))
 
 
 def test_a_crawl_with_no_redis_there_stops_with_a_message_naming_the_setting(

@@ -87,7 +87,7 @@ def test_each_homepage_is_asked_once_and_a_failing_one_retried_twice(
 
 def test_settings_map_to_scrapys_own() -> None:
     settings = Settings()
-    settings.setmodule("tianwang.settings", priority="project")
+    settings.setmodule("tianwang.default_settings", priority="project")
     ValidateSpider.update_settings(settings)
     assert settings.getint("DOWNLOAD_TIMEOUT") == 20
     assert settings.getint("RETRY_TIMES") == 2

@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
-from tianwang import settings as defaults
+from tianwang import default_settings as defaults
 from tianwang.analysis.changerates import classes
 from tianwang.analysis.revisits import DAY, UrlRate, frequencies, url_rates
 from tianwang.formats.history import FILE_NAME, HistoryStore, Visit

@@ -1,4 +1,4 @@
-"""The frontier's settings, read and checked in one place (defaults in tianwang/settings.py)."""
+"""The frontier's settings, read and checked in one place (defaults in default_settings.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
-
-from scrapy.utils.misc import load_object
 
 from tianwang.config import SettingError, get_int, get_str_list
 from tianwang.urls import url_weight
@@ -60,33 +58,6 @@ class FrontierConfig:
             word_penalty=self.word_penalty,
             index_pages=self.index_pages,
         )
-
-
-class FrontierSettingsCheck:
-    """An extension that checks the frontier's settings as the crawl starts.
-
-    Scrapy builds the scheduler only when the engine opens, and an error there is followed
-    by a second traceback ("Engine slot not assigned") that buries the first. Extensions are
-    built before the engine, so a bad setting stops the crawl here with one clear message.
-    """
-
-    @classmethod
-    def from_crawler(cls, crawler: Any) -> FrontierSettingsCheck:
-        from scrapy.exceptions import NotConfigured
-
-        from tianwang.frontier.scheduler import FrontierScheduler
-
-        scheduler = load_object(crawler.settings["SCHEDULER"])
-        # Not issubclass: Scrapy's BaseScheduler metaclass calls any class with a
-        # scheduler's methods a subclass, Scrapy's own Scheduler included.
-        if FrontierScheduler in getattr(scheduler, "__mro__", ()):
-            FrontierConfig.from_settings(crawler.settings)
-            if crawler.settings.get("TIANWANG_REDIS_URL"):
-                from tianwang.config.shared_crawl import check_redis
-
-                check_redis(crawler.settings)
-        # Nothing more to do during the crawl; no message, which Scrapy would log as a warning.
-        raise NotConfigured
 
 
 def _penalty_words(settings: Any, name: str) -> tuple[str, ...]:

@@ -1,7 +1,9 @@
-"""The distributed settings, read and checked in one place (defaults in tianwang/settings.py).
+"""The distributed settings, read and checked in one place (defaults in default_settings.py).
 
-Only TIANWANG_REDIS_URL switches the mode; the other settings shape the shared crawl. The
-frontier's own settings (weights, picks, Bloom size) are FrontierConfig's, read there.
+Only TIANWANG_REDIS_URL switches the mode, and only this module reads it (is_shared for the
+add-on's choice of scheduler and the spider, redis_url for the url itself); the other
+settings shape the shared crawl. The frontier's own settings (weights, picks, Bloom size)
+are FrontierConfig's, read in tianwang/config/frontier.py.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ class RedisConfig:
             lease_seconds=get_int(settings, "TIANWANG_LEASE_SECONDS", minimum=1),
             batch=get_int(settings, "TIANWANG_REDIS_BATCH", minimum=1),
         )
+
+
+def is_shared(settings: Any) -> bool:
+    """Whether the crawl is shared through Redis (a url given; redis_url checks it)."""
+    return bool(settings.get("TIANWANG_REDIS_URL"))
 
 
 def redis_url(settings: Any) -> str:

@@ -1,44 +1,46 @@
 """The Redis frontier scheduler: one node of a crawl shared through Redis (DESIGN.md section 10).
 
-Chosen by FrontierScheduler when TIANWANG_REDIS_URL is set. Requests a node finds go, in
-batches, to the queue in Redis of the node owning their host's bucket (frontier.py; the
+The Tianwang add-on makes it the SCHEDULER when TIANWANG_REDIS_URL is set. Requests a node
+finds go, in batches, to the queue in Redis of the node owning their host's bucket (frontier.py; the
 Bloom filter in the same script drops urls seen anywhere). A node takes batches from its own
 queue, N sorted for M random as the local frontier picks, leasing them, and picks among them
-with the local frontier's own queue (FrontierQueue over QueueSlots: weight order, first come
-first served, N sorted / M random, skipping hosts whose downloader slot is full). As every
+with the local frontier's own queue (FrontierSchedulerBase: weight order, first come first
+served, N sorted / M random, skipping hosts whose downloader slot is full). As every
 host is owned by one node, the node's downloader slots are the host's whole state.
 
 A request is acked (its lease dropped) once the engine has finished with it, after the
 requests its page produced are in Redis, so a node killed at any point loses nothing: its
 leases go back to the queues when its heartbeat key expires (TIANWANG_LEASE_SECONDS), with
 its buckets. The crawl ends when every node's queue is empty and no lease is out.
+
+What it learns from the rest of the crawl comes by signals: tianwang.signals.page_stored
+(the storage pipeline wrote a page: mark its lease stored in Redis) and
+start_requests_done (StartDoneMiddleware: this node's seeds are all pushed).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 from scrapy import Request, Spider
-from scrapy.core.scheduler import BaseScheduler
-from scrapy.utils.asyncio import create_looping_call
 from scrapy_redis.connection import get_redis
 
+from tianwang import meta, scrapy_internals, signals
+from tianwang.config import SettingError
 from tianwang.config.frontier import FrontierConfig
-from tianwang.config.shared_crawl import RedisConfig
+from tianwang.config.shared_crawl import RedisConfig, check_redis
 from tianwang.distributed.bloom import BloomShape
 from tianwang.distributed.frontier import Push, RedisFrontier, Taken
 from tianwang.distributed.mapping import bucket_of
 from tianwang.frontier.codec import decode, encode
-from tianwang.frontier.levels import QueueSlots
 from tianwang.frontier.queue import FrontierQueue
-from tianwang.frontier.scheduler import BOOST_META, _engine_inprogress
-from tianwang.frontier.slots import DownloaderSlots, engine_of
+from tianwang.frontier.scheduler import FrontierSchedulerBase, new_queue
+from tianwang.frontier.slots import engine_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -48,8 +50,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# meta of a request whose page a dead node stored: the spider parses it for links only.
-STORED_META = "tianwang_stored"
+# The spider middleware whose signal says this node's start requests are all out.
+START_DONE = "tianwang.middlewares.startdone.StartDoneMiddleware"
 POLL_INTERVAL = 0.1  # seconds between flushes, acks and refills besides next_request
 # A Redis restart or a network blip: retry for about 30 s before the crawl gives up.
 RETRY = Retry(ExponentialBackoff(cap=0.5, base=0.05), 60)
@@ -68,12 +70,13 @@ def connect(url: str) -> redis.Redis:
     )
 
 
-class RedisFrontierScheduler(BaseScheduler):
+class RedisFrontierScheduler(FrontierSchedulerBase):
     """A node of the shared crawl, with the local frontier's order and host awareness."""
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         config = FrontierConfig.from_settings(crawler.settings)
+        _require_start_done(crawler.settings)
         spider_name = getattr(crawler.spidercls, "name", "") or ""
         redis_config = RedisConfig.from_settings(crawler.settings, spider_name)
         bloom = BloomShape.for_capacity(config.expected_urls, config.error_rate)
@@ -95,38 +98,38 @@ class RedisFrontierScheduler(BaseScheduler):
         redis_config: RedisConfig,
         crawler: Crawler,
     ) -> None:
+        super().__init__(queue, config, crawler)
         self.frontier = frontier
-        self.queue = queue
-        self.weigh: Callable[[str], int] = config.weigher()
-        self.config = config
         self.lease_seconds = redis_config.lease_seconds
         self.batch = redis_config.batch
-        self.crawler = crawler
-        self.stats = crawler.stats
-        self.slots = DownloaderSlots(crawler)
-        self.queue_slots = QueueSlots(self.slots, config.levels)
-        self.counts: Counter[str] = Counter()
         self._outbox: list[Push] = []
         # local id -> (taken from Redis, its request): leased, pending here
         self._local: dict[int, tuple[Taken, Request]] = {}
         self._next_id = 0
-        self._inflight: dict[Request, tuple[str, int]] = {}  # handed out -> (member, slot)
         self._members: dict[str, str] = {}  # url handed out -> member
         self._done: list[str] = []  # finished, to ack after the outbox is pushed
         self._owned: set[int] = set()
         self._starting = True
+        self._start_done = False  # StartDoneMiddleware said so
         self._finished = False
         self._last_empty_take = 0.0
-        self._loops: list[Any] = []
 
     # --- Scrapy's scheduler interface ----------------------------------------------------
 
+    @classmethod
+    def check_settings(cls, settings: Any) -> None:
+        super().check_settings(settings)
+        _require_start_done(settings)
+        check_redis(settings)
+
     def open(self, spider: Spider) -> None:
-        self.spider = spider
         self.frontier.load_scripts()
         self.frontier.starting(True)
         self._heartbeat()
-        self.slots.open()
+        signals_ = self.crawler.signals
+        signals_.connect(self._page_stored, signal=signals.page_stored)
+        signals_.connect(self._start_requests_done, signal=signals.start_requests_done)
+        super().open(spider)
         logger.info(
             "Redis frontier: node %s of job %s, %d buckets owned of %d",
             self.frontier.node,
@@ -134,20 +137,16 @@ class RedisFrontierScheduler(BaseScheduler):
             len(self._owned),
             self.frontier.buckets,
         )
-        if engine_of(self.crawler) is not None:
-            for call, interval in (
-                (self._poll, POLL_INTERVAL),
-                (self._heartbeat, max(0.2, self.lease_seconds / 3)),
-            ):
-                loop = create_looping_call(call)
-                loop.start(interval, now=False)
-                self._loops.append(loop)
+
+    def loops(self) -> list[tuple[Callable[[], None], float]]:
+        return [(self._poll, POLL_INTERVAL), (self._heartbeat, max(0.2, self.lease_seconds / 3))]
 
     def close(self, reason: str) -> None:
-        for loop in self._loops:
-            if loop.running:
-                loop.stop()
-        self._collect_done()
+        super().close(reason)
+        self.crawler.signals.disconnect(self._page_stored, signal=signals.page_stored)
+        self.crawler.signals.disconnect(
+            self._start_requests_done, signal=signals.start_requests_done
+        )
         self._sync(take=False)
         # Whatever this node holds and has not finished goes back for the others.
         unfinished = [taken.member for taken, _request in self._local.values()]
@@ -155,17 +154,19 @@ class RedisFrontierScheduler(BaseScheduler):
         self.frontier.release(unfinished)
         self.frontier.leave()
         self.counts["tianwang/redis/released"] += len(unfinished)
-        for name, count in self.counts.items():
-            self.stats.inc_value(name, count)
+        self._add_counts_to_stats()
         self.slots.close()
 
-    def page_stored(self, item: Any) -> None:
-        """The item's page is written (StoredMarkPipeline): say so in Redis before its ack,
+    def _page_stored(self, item: Any) -> None:
+        """The item's page is written (signals.page_stored): say so in Redis before its ack,
         for a kill in between must not get it stored again by the node that fetches it next."""
         url = getattr(item, "requested_url", None)  # a PageItem's first url (before redirects)
         member = self._members.get(url) if url else None
         if member is not None:
             self.frontier.stored(member)
+
+    def _start_requests_done(self) -> None:
+        self._start_done = True
 
     def has_pending_requests(self) -> bool:
         return bool(self._local or self._outbox) or not self._finished
@@ -177,11 +178,11 @@ class RedisFrontierScheduler(BaseScheduler):
         fingerprint = None
         if not request.dont_filter:
             fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
-        weight = self.weigh(request.url) + request.meta.get(BOOST_META, 0)
+        weight = self.weigh(request.url) + request.meta.get(meta.BOOST, 0)
         host = self.slots.key(request)
         blob = encode(request, self.spider)
         bucket = bucket_of(host, self.frontier.buckets)
-        slot = self.queue_slots.name(host, request.meta.get("depth", 0))  # for host turns
+        slot = self.queue_slots.name(host, request.meta.get(meta.DEPTH, 0))  # for host turns
         self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint, slot))
         if len(self._outbox) >= self.batch:
             self._sync(take=False)
@@ -197,12 +198,8 @@ class RedisFrontierScheduler(BaseScheduler):
         if item is None:
             return None
         taken, request = self._local.pop(item)
-        slot = self.queue.slot(item)
-        self._inflight[request] = (taken.member, slot)
         self._members[request.url] = taken.member
-        self.slots.handed_out(request, self.queue_slots.downloader_slot(slot))
-        self.counts["scheduler/dequeued"] += 1
-        return request
+        return self._hand_out(item, request, taken.member)
 
     # --- Redis round trips ---------------------------------------------------------------
 
@@ -247,30 +244,20 @@ class RedisFrontierScheduler(BaseScheduler):
         self._next_id += 1
         request = decode(taken.blob, self.spider)
         if taken.stored:
-            request.meta[STORED_META] = True
+            request.meta[meta.STORED] = True
             self.counts["tianwang/redis/stored_before"] += 1
         self._local[item] = (taken, request)
-        name = self.queue_slots.name(self.slots.key(request), request.meta.get("depth", 0))
-        slot = self.queue_slots.number(name)
-        self.queue.push(item, (taken.weight, taken.priority), slot)
-        self.queue_slots.added(slot)
+        self._push(item, taken.weight, taken.priority, self.slot_name(request))
 
-    def _collect_done(self) -> None:
+    def _requests_done(self, requests: list[Request], tokens: list[Any]) -> None:
         """Queue for ack the requests the engine has finished with."""
-        if not self._inflight:
-            return
-        inprogress = _engine_inprogress(self.crawler)
-        finished = [request for request in self._inflight if request not in inprogress]
-        for request in finished:
-            member, slot = self._inflight.pop(request)
+        for request in requests:
             self._members.pop(request.url, None)
-            self._done.append(member)
-            self.slots.reached(request)
-            self.queue_slots.finished(slot)
+        self._done.extend(tokens)
 
     def _poll(self) -> None:
         self._collect_done()
-        if self._starting and getattr(engine_of(self.crawler), "_start", None) is None:
+        if self._starting and self._start_done:
             self._sync(take=False)  # the start requests are all in Redis now
             self.frontier.starting(False)
             self._starting = False
@@ -282,9 +269,8 @@ class RedisFrontierScheduler(BaseScheduler):
     def _nudge_engine(self) -> None:
         """Have the engine ask for requests now, not at its 5 s heartbeat."""
         engine = engine_of(self.crawler)
-        slot = getattr(engine, "_slot", None)
-        if slot is not None and (self._local or self._finished):
-            slot.nextcall.schedule()
+        if engine is not None and (self._local or self._finished):
+            scrapy_internals.wake(engine)
 
     def _heartbeat(self) -> None:
         membership = self.frontier.heartbeat(self.lease_seconds)
@@ -337,8 +323,16 @@ class RedisFrontierScheduler(BaseScheduler):
                 self.queue.push(item, (taken.weight, taken.priority), slot)
 
 
-def new_queue(config: FrontierConfig) -> FrontierQueue:
-    """The local frontier's queue, as FrontierScheduler builds it."""
-    return FrontierQueue(
-        config.sorted_picks, config.random_picks, seed=config.seed, turns=config.host_turns
-    )
+
+def _require_start_done(settings: Any) -> None:
+    """A shared crawl needs StartDoneMiddleware: without its signal this node would be
+    seeding forever in the other nodes' eyes, and the crawl would never end."""
+    enabled = {
+        path if isinstance(path, str) else f"{path.__module__}.{path.__qualname__}": order
+        for path, order in settings.getwithbase("SPIDER_MIDDLEWARES").items()
+    }
+    if enabled.get(START_DONE) is None:
+        raise SettingError(
+            "SPIDER_MIDDLEWARES", settings.getdict("SPIDER_MIDDLEWARES"),
+            f"{START_DONE} enabled (a shared crawl needs to know when a node's seeds are in)",
+        )

@@ -45,7 +45,7 @@ BUFFER_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
-class Entry:
+class LogEntry:
     """What the queue and the Bloom filter need of a logged request, read on resume."""
 
     item: int
@@ -69,7 +69,7 @@ class MemoryStore:
         self._requests[item] = request
         return item
 
-    def open(self, visit: Callable[[Entry], None]) -> None:
+    def open(self, visit: Callable[[LogEntry], None]) -> None:
         """Nothing to read: a memory frontier starts empty."""
 
     def get(self, item: int) -> Request:
@@ -103,7 +103,7 @@ class RequestLog:
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
-    def open(self, visit: Callable[[Entry], None]) -> None:
+    def open(self, visit: Callable[[LogEntry], None]) -> None:
         """Read the log, calling ``visit`` for every record in push order, then open it.
 
         A record cut short by a kill is dropped; so are done ids past the log's end.
@@ -115,7 +115,7 @@ class RequestLog:
             size = self._offsets[-1]
             item = entry[0]
             finished = item in self._lost or (item < len(done) and bool(done[item]))
-            visit(Entry(*entry, done=finished))
+            visit(LogEntry(*entry, done=finished))
         self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
         os.ftruncate(self._fd, size)
         os.lseek(self._fd, size, os.SEEK_SET)

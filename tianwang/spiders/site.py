@@ -25,35 +25,35 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from scrapy import Request, Spider
+from scrapy import signals as scrapy_signals
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 
+from tianwang import meta, signals
 from tianwang.config import SettingError, get_bool, get_int, get_str_list
+from tianwang.config.shared_crawl import is_shared
 from tianwang.items import PageItem
 from tianwang.seeds import SeedError, load_seeds
 from tianwang.share import Share, load_share
 from tianwang.urls import canonical_url, url_host
 
 _SKIPPED_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
-PARENT_META = "tianwang_parent"  # the url of the page whose link made the request
 _LINK_XPATH = "//a/@href | //area/@href"
 # What a reader sees of a page: its text nodes, not markup, attribute values or scripts.
 _TEXT_XPATH = "//text()[not(ancestor::script or ancestor::style)]"
-BOOST_META = "tianwang_boost"
-STORED_META = "tianwang_stored"  # set by the Redis frontier (tianwang.distributed.redisscheduler)
 _DOMAIN = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)*\Z")
 
 
 class SiteSpider(Spider):
     name = "site"
-    # Set by from_crawler from the settings (defaults in tianwang/settings.py).
+    # Set by from_crawler from the settings (defaults in tianwang/default_settings.py).
     seed_urls: list[str]
     max_levels: int
     stay_in_host: bool
     store_types: frozenset[str]
     keywords: tuple[str, ...]
     keyword_boost: int
-    partition_share: Share | None  # read by tianwang.middlewares.partition
+    partition_share: Share | None  # announced by signals.share_opened as the spider opens
 
     def __init__(
         self,
@@ -82,10 +82,15 @@ class SiteSpider(Spider):
         spider.keyword_boost = get_int(settings, "TIANWANG_KEYWORD_BOOST", minimum=0)
         # Bad seeds stop the crawl here, before anything is fetched. A node joining a crawl
         # shared through Redis needs none: the crawl was seeded by another node.
-        joining = settings.get("TIANWANG_REDIS_URL") and spider.seeds_arg is None
+        joining = is_shared(settings) and spider.seeds_arg is None
         spider.partition_share = load_share(spider.partition_arg, spider.share_arg)
         spider.seed_urls = [] if joining else spider.start_seeds()
+        crawler.signals.connect(spider.announce_share, signal=scrapy_signals.spider_opened)
         return spider
+
+    def announce_share(self) -> None:
+        """Tell the crawl (PartitionMiddleware) which share of a partition this is, if any."""
+        self.crawler.signals.send_catch_log(signals.share_opened, share=self.partition_share)
 
     def start_seeds(self) -> list[str]:
         """The seeds, then a share's homepages and supplementary seeds; SeedError if none."""
@@ -104,10 +109,10 @@ class SiteSpider(Spider):
             yield Request(url, callback=self.parse)
 
     def parse(self, response: Response) -> Iterator[PageItem | Request]:
-        level = response.meta.get("depth", 0) + 1
+        level = response.meta.get(meta.DEPTH, 0) + 1
         mime = media_type(response)
         links = extract_links(response) if mime == "text/html" else []
-        if response.meta.get(STORED_META):
+        if response.meta.get(meta.STORED):
             pass  # stored by a node of a shared crawl that died before saying it was done
         elif mime in self.store_types:
             yield page_item(response, level, links)
@@ -117,12 +122,13 @@ class SiteSpider(Spider):
             return
         page_host = url_host(response.url)
         follow = [url for url in links if self.follows(page_host, url)]
-        meta = self.boost_meta(response, mime) if follow else None
-        if meta:
+        boost = self.boost_meta(response, mime) if follow else None
+        if boost:
             self.crawler.stats.inc_value("tianwang/topical/boosted_requests", len(follow))
-        meta = {**(meta or {}), PARENT_META: response.url}  # survives redirects; Referer doesn't
+        # The parent survives redirects; Referer doesn't.
+        request_meta = {**(boost or {}), meta.PARENT: response.url}
         for url in follow:
-            yield Request(url, callback=self.parse, meta=meta)
+            yield Request(url, callback=self.parse, meta=request_meta)
 
     def boost_meta(self, response: Response, mime: str) -> dict[str, int] | None:
         """The topical boost for the requests made from a page, if its text holds a keyword."""
@@ -132,7 +138,7 @@ class SiteSpider(Spider):
         if not any(keyword in text for keyword in self.keywords):
             return None
         self.crawler.stats.inc_value("tianwang/topical/pages")
-        return {BOOST_META: self.keyword_boost}
+        return {meta.BOOST: self.keyword_boost}
 
     def follows(self, page_host: str, link: str) -> bool:
         """Whether a link of a page on page_host is worth a request."""
@@ -219,7 +225,7 @@ def _extension(path: str) -> str:
 
 
 def page_item(response: Response, level: int, links: list[str]) -> PageItem:
-    redirects = response.meta.get("redirect_urls") or [response.url]
+    redirects = response.meta.get(meta.REDIRECT_URLS) or [response.url]
     return PageItem(
         url=response.url,
         requested_url=redirects[0],
@@ -231,5 +237,5 @@ def page_item(response: Response, level: int, links: list[str]) -> PageItem:
         level=level,
         protocol=response.protocol or "HTTP/1.1",
         links=links,
-        parent=response.meta.get(PARENT_META),
+        parent=response.meta.get(meta.PARENT),
     )

@@ -4,7 +4,7 @@
 
 Reads a site list (`<site>\\t<pages>`, more columns ignored), asks each site's homepage once,
 as `wget -T 20 -t 2` did: TIANWANG_VALIDATE_TIMEOUT seconds, TIANWANG_VALIDATE_RETRIES retries,
-TIANWANG_VALIDATE_CONCURRENCY at once (tianwang/settings.py; they set DOWNLOAD_TIMEOUT,
+TIANWANG_VALIDATE_CONCURRENCY at once (tianwang/default_settings.py; they set DOWNLOAD_TIMEOUT,
 RETRY_TIMES and CONCURRENT_REQUESTS at spider priority, so a Scrapy setting given with -s
 still wins). Redirects are followed (as wget does); the row records the url that answered.
 
