@@ -68,3 +68,15 @@ def get_proxy_url(settings: Any, name: str) -> str:
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise SettingError(name, value, "an http://host:port proxy URL or empty")
     return value
+
+
+def get_share(settings: Any, name: str) -> float:
+    """A share, a number from 0 to 1."""
+    value = settings.get(name)
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        raise SettingError(name, value, "a number from 0 to 1") from None
+    if not 0 <= share <= 1:
+        raise SettingError(name, value, "a number from 0 to 1")
+    return share
