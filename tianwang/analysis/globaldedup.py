@@ -55,8 +55,9 @@ from tianwang.analysis.hasher import (
     hash_batches,
     hash_parts,
 )
-from tianwang.analysis.spill import read_sections, section_sizes, write_atomic, write_spill
+from tianwang.analysis.spill import read_sections, section_sizes, write_spill
 from tianwang.analysis.survivor import RECORD_FIELDS, Outcome, decide
+from tianwang.formats.atomic import write_atomic
 from tianwang.formats.mirrors import MIRRORS_FILE
 from tianwang.formats.store import host_bucket, host_dirname, record_files
 from tianwang.progress import Progress
@@ -74,7 +75,7 @@ class DedupError(Exception):
 
 
 @dataclass
-class Plan:
+class DedupPlan:
     trees: list[str]
     files: list[str]  # every input page.dat; a record names its file by index here
     mirrors: list[str]  # every input mirrors.tsv
@@ -141,7 +142,7 @@ def dedup(
     return report
 
 
-def make_plan(trees: Iterable[str | os.PathLike[str]], skip_damaged: bool) -> Plan:
+def make_plan(trees: Iterable[str | os.PathLike[str]], skip_damaged: bool) -> DedupPlan:
     roots = [Path(tree) for tree in trees]
     for root in roots:
         if not root.is_dir():
@@ -153,10 +154,10 @@ def make_plan(trees: Iterable[str | os.PathLike[str]], skip_damaged: bool) -> Pl
     files = [str(path.resolve()) for root in roots for path in record_files(root)]
     mirrors = [str(root.resolve() / MIRRORS_FILE) for root in roots]
     mirrors = [path for path in mirrors if os.path.isfile(path)]
-    return Plan(resolved, files, mirrors, skip_damaged)
+    return DedupPlan(resolved, files, mirrors, skip_damaged)
 
 
-def check_out(out: Path, plan: Plan) -> None:
+def check_out(out: Path, plan: DedupPlan) -> None:
     """Refuse an output that is, holds or sits in an input."""
     target = out.resolve()
     for tree in map(Path, plan.trees):
@@ -164,7 +165,7 @@ def check_out(out: Path, plan: Plan) -> None:
             raise DedupError(f"output {out} is, holds or sits inside input {tree}")
 
 
-def _finished_report(out: Path, plan: Plan) -> Report | None:
+def _finished_report(out: Path, plan: DedupPlan) -> Report | None:
     done = out / DONE_FILE
     if not done.exists():
         return None
@@ -199,7 +200,7 @@ class _locked:
         self.file.close()
 
 
-def _start_work(work: Path, plan: Plan) -> bool:
+def _start_work(work: Path, plan: DedupPlan) -> bool:
     """Write the manifest of a new run, or check that an unfinished one is of these inputs."""
     path = work / "manifest.json"
     manifest = plan.manifest()
@@ -218,7 +219,7 @@ def _quiet(phase: str, done: int, total: int) -> None:
     pass
 
 
-def _run_phases(plan: Plan, out: Path, work: Path, workers: int, progress: Progress) -> Report:
+def _run_phases(plan: DedupPlan, out: Path, work: Path, workers: int, progress: Progress) -> Report:
     report = Report(files=len(plan.files))
     for counts in _hash_phase(plan, work, workers, progress):
         report.add(counts)
@@ -232,7 +233,7 @@ def _run_phases(plan: Plan, out: Path, work: Path, workers: int, progress: Progr
     return report
 
 
-def _finish(out: Path, work: Path, plan: Plan, report: Report) -> None:
+def _finish(out: Path, work: Path, plan: DedupPlan, report: Report) -> None:
     document = {"report": report.__dict__, "manifest": plan.manifest()}
     write_atomic(out / DONE_FILE, json.dumps(document, indent=1).encode())
     shutil.rmtree(work)
@@ -240,10 +241,10 @@ def _finish(out: Path, work: Path, plan: Plan, report: Report) -> None:
 
 # -- running tasks on both cores ---------------------------------------------------------
 
-_PLAN: Plan | None = None  # the plan, in each worker process
+_PLAN: DedupPlan | None = None  # the plan, in each worker process
 
 
-def _init_worker(plan: Plan) -> None:
+def _init_worker(plan: DedupPlan) -> None:
     global _PLAN
     _PLAN = plan
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -257,7 +258,7 @@ def _call(job: tuple[Callable[..., Any], tuple[Any, ...]]) -> Any:
 
 
 def _run_tasks(
-    plan: Plan, function: Callable[..., Any], tasks: list[tuple[Any, ...]], workers: int
+    plan: DedupPlan, function: Callable[..., Any], tasks: list[tuple[Any, ...]], workers: int
 ) -> Iterable[Any]:
     """Results of function(*task) for each task, in the order they finish."""
     if workers == 1 or len(tasks) <= 1:
@@ -278,7 +279,7 @@ def _run_tasks(
 # -- phase 1: hash -----------------------------------------------------------------------
 
 
-def _hash_phase(plan: Plan, work: Path, workers: int, progress: Progress) -> list[dict]:
+def _hash_phase(plan: DedupPlan, work: Path, workers: int, progress: Progress) -> list[dict]:
     sizes = [os.path.getsize(path) for path in plan.files]
     batches: list[tuple[list[int], list[str]]] = [(b, []) for b in hash_batches(sizes, BATCH_BYTES)]
     batches += [([], [mirror]) for mirror in plan.mirrors]
@@ -333,7 +334,7 @@ def _range_name(first: int, stop: int) -> str:
 
 
 def _choose_phase(
-    plan: Plan, work: Path, parts: list[Path], ranges: list[tuple[int, int]], workers: int,
+    plan: DedupPlan, work: Path, parts: list[Path], ranges: list[tuple[int, int]], workers: int,
     progress: Progress,
 ) -> list[dict]:
     done_counts, todo = [], []
@@ -425,7 +426,7 @@ def _out_place(url: str, file_index: int) -> tuple[int, str]:
 
 
 def _copy_phase(
-    plan: Plan, out: Path, work: Path, chosen: list[Path], workers: int, progress: Progress
+    plan: DedupPlan, out: Path, work: Path, chosen: list[Path], workers: int, progress: Progress
 ) -> None:
     buckets = [k for k in range(BUCKETS) if not (out / f"data_{k}").exists()]
     done = BUCKETS - len(buckets)

@@ -15,24 +15,13 @@ from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from tianwang.formats.partitionplan import Plan
 from tianwang.urls import path_key
 
 KEY_PATH_SHARE = 0.9  # the paper's 90% of a site's urls
 SEEDS_PER_KEY_PATH = 2
 EPS = 0.8  # the least coverage a partition may have (the paper's epsilon)
 DELTA = 0.2  # overlap below this does not lower the score (the paper's delta)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """One site's partition: which crawler owns each key path, and each crawler's seeds."""
-
-    crawlers: int
-    owner: dict[str, int]  # key path -> crawler index (0-based)
-    seeds: tuple[tuple[str, ...], ...]  # per crawler: its key paths' supplementary seeds
-
-    def key_paths_of(self, crawler: int) -> list[str]:
-        return sorted(key for key, owner in self.owner.items() if owner == crawler)
 
 
 @dataclass(frozen=True)

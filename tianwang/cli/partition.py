@@ -31,7 +31,7 @@ from tianwang.analysis.partition_experiment import (
 )
 from tianwang.analysis.sitegraph import GraphDirError, SiteGraph, read_sites
 from tianwang.analysis.sitepartition import DELTA, EPS, KEY_PATH_SHARE, in_degrees, make_plan
-from tianwang.analysis.spill import write_atomic
+from tianwang.formats.atomic import write_atomic
 from tianwang.formats.partitionplan import PlanFile, SitePlan, dump_plan
 
 PAPER_SAME_KEY = 0.7436  # the paper's mean share of a page's links within its own path

@@ -30,7 +30,7 @@ from random import Random
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from tianwang.testweb.model import Response
+from tianwang.testweb.response import Response
 from tianwang.testweb.text import ANCHOR_TEXTS, PARAGRAPHS
 
 if TYPE_CHECKING:

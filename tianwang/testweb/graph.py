@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tianwang.analysis.sitegraph import PAGES_FILE, GraphDirError, read_recorded_graph
 from tianwang.formats.partitionplan import PlanFile
-from tianwang.testweb.model import Response
+from tianwang.testweb.response import Response
 from tianwang.testweb.text import PARAGRAPH_COUNT, RINGS
 from tianwang.urls import safe_url
 

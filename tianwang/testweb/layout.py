@@ -56,11 +56,11 @@ _CUMULATIVE: dict[int, list[float]] = {}
 T = TypeVar("T")
 
 
-class Draws(Protocol):
+class RandomDraws(Protocol):
     def random(self) -> float: ...
 
 
-def pick(rng: Draws, items: Sequence[T]) -> T:
+def pick(rng: RandomDraws, items: Sequence[T]) -> T:
     """rng.choice without its rejection loop, for the per-page draws (one float each)."""
     return items[int(rng.random() * len(items))]
 

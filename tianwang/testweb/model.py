@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
 from tianwang.testweb import render
 from tianwang.testweb.names import host_name
+from tianwang.testweb.response import Response
 from tianwang.testweb.sitebuilder import Entry, Site, SiteBuilder
 
 if TYPE_CHECKING:
@@ -26,19 +27,6 @@ if TYPE_CHECKING:
 
 K = TypeVar("K")
 V = TypeVar("V")
-
-
-@dataclass(frozen=True, slots=True)
-class Response:
-    """What the server sends for a url: status, headers (Content-Type first) and body."""
-
-    status: int
-    headers: list[tuple[str, str]]
-    body: bytes
-
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        return next((value for key, value in self.headers if key.lower() == name), None)
 
 
 class LRU(Generic[K, V]):
