@@ -1,4 +1,4 @@
-"""Site partition (DESIGN.md section 9): every expected value below is worked out by hand
+"""Site partition (docs/design.md section 9): every expected value below is worked out by hand
 from the small sites written here."""
 
 import math

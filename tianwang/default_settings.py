@@ -11,17 +11,27 @@ The Scrapy values are polite defaults for the real web (robots.txt obeyed, one c
 and one second per host); the demo, the tests and the benchmarks set their own.
 """
 
-# Politeness (DESIGN.md section 3).
+# The revisit policy's defaults are the analysis' own (said once, there); lowercase, so the
+# add-on does not take the module for a setting.
+from tianwang.analysis import revisits as _revisits
+
+# --- Scrapy settings: politeness and order (docs/design.md section 3) ---
+# Obey each site's robots.txt.
 ROBOTSTXT_OBEY = True
+# Requests in flight at once, over all hosts.
 CONCURRENT_REQUESTS = 16
+# Connections per host at once.
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
+# Seconds between two requests to one host.
 DOWNLOAD_DELAY = 1.0
 
-# Breadth first, as the CWT200g per-host crawl (seed 004): FIFO queues, shallow levels first.
+# Shallow levels first among requests of equal weight (breadth first, as the CWT200g crawl).
 DEPTH_PRIORITY = 1
+# FIFO disk queue for Scrapy's own scheduler, if a project chooses it (breadth first).
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+# FIFO memory queue for Scrapy's own scheduler, if a project chooses it (breadth first).
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
-# The importance-first frontier (seed 000, DESIGN.md section 3). DEPTH_PRIORITY above only
+# The importance-first frontier (seed 000, docs/design.md section 3). DEPTH_PRIORITY above only
 # orders requests of equal weight there; the two queue settings apply to Scrapy's scheduler.
 # The add-on replaces it with tianwang.distributed.redisscheduler.RedisFrontierScheduler when
 # TIANWANG_REDIS_URL is set (a project's own SCHEDULER is left alone).
@@ -41,9 +51,9 @@ SPIDER_MIDDLEWARES = {
 # counted in stats (retry/max_reached) without an ERROR line per page.
 RETRY_GIVE_UP_LOG_LEVEL = "INFO"
 
-# Scrapy 2.19's RemoteControl extension and the telnet console both open a port that runs
-# code; a crawler on a shared machine keeps them shut.
+# Scrapy 2.19's RemoteControl extension opens a port that runs code: shut.
 REMOTE_CONTROL_ENABLED = False
+# The telnet console opens a port that runs code too: shut.
 TELNETCONSOLE_ENABLED = False
 
 DOWNLOADER_MIDDLEWARES = {
@@ -139,7 +149,7 @@ TIANWANG_EXPECTED_URLS = 10_000_000
 # False positive rate of that filter while it holds at most TIANWANG_EXPECTED_URLS urls.
 TIANWANG_BLOOM_ERROR_RATE = 1e-6
 
-# --- change frequency and revisits (issue 6, DESIGN.md sections 4 and 8) ---
+# --- change frequency and revisits (issue 6, docs/design.md sections 4 and 8) ---
 # Record every visit (Date, MD5, content hash, ETag, Last-Modified) in <data dir>/changes.sqlite.
 TIANWANG_CHANGES = False
 # An entry page (subroot or path url) has at least this many in-host content/navigation links ...
@@ -147,11 +157,11 @@ TIANWANG_ENTRY_MIN_LINKS = 20
 # ... of which at least this share (0..1) were not there at its previous visit.
 TIANWANG_ENTRY_NEW_SHARE = 0.1
 # The refresh spider's policy: "two-class" (seed 001's F1/F2), "optimal" or "uniform".
-TIANWANG_REVISIT_POLICY = "two-class"
+TIANWANG_REVISIT_POLICY = _revisits.TWO_CLASS
 # Shortest time between two visits of a url, in seconds (caps every policy's frequency).
-TIANWANG_MIN_REVISIT = 3600
+TIANWANG_MIN_REVISIT = _revisits.MIN_INTERVAL
 # Longest time between two visits of a url, in seconds (no url is left unvisited longer).
-TIANWANG_MAX_REVISIT = 30 * 86400
+TIANWANG_MAX_REVISIT = _revisits.MAX_INTERVAL
 # Fetches a day the "optimal" and "uniform" policies share out; 0 = one per url a day.
 TIANWANG_REVISIT_BUDGET = 0
 
@@ -165,7 +175,7 @@ TIANWANG_SEEDS = ""
 # Domains the crawl keeps to, each with its subdomains (Scrapy's offsite filter); [] = any.
 TIANWANG_ALLOWED_DOMAINS: list[str] = []
 
-# --- distributed crawl (issue 7, DESIGN.md section 10) ---
+# --- distributed crawl (issue 7, docs/design.md section 10) ---
 # Redis shared by the crawl's nodes (redis://host:port/db); "" crawls locally, alone.
 TIANWANG_REDIS_URL = ""
 # Name of the shared crawl in Redis; nodes with the same Redis and job crawl together ("" = spider).

@@ -1,4 +1,4 @@
-"""One crawler's share of a site partition plan: `-a partition=PLAN -a share=i` (DESIGN.md 9).
+"""One crawler's share of a site partition plan: `-a partition=PLAN -a share=i` (docs/design.md 9).
 
 Pure python. A share starts at every planned site's homepage and its own supplementary seeds,
 and may fetch any url except those in key paths the plan gives to other crawlers; hosts the

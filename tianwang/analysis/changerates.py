@@ -1,4 +1,4 @@
-"""Change rates of pages and how often to revisit them (seed 001 section 5, DESIGN.md 8).
+"""Change rates of pages and how often to revisit them (seed 001 section 5, docs/design.md 8).
 
 Pure python. A page changes as a Poisson process of rate lam (changes a day); a crawler
 visits it every t days (frequency f = 1/t) and sees only whether it changed since the last

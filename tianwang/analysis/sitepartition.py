@@ -1,4 +1,4 @@
-"""Site partition for vertical crawling (seed 002, DESIGN.md section 9). Pure python.
+"""Site partition for vertical crawling (seed 002, docs/design.md section 9). Pure python.
 
 A site's urls are grouped by path key; the key paths are the fewest largest groups holding at
 least `share` of the urls. Key paths go largest first to the crawler with the fewest urls so

@@ -14,8 +14,11 @@ def build_parser() -> argparse.ArgumentParser:
     from tianwang.cli import dedup as analysis_commands
     from tianwang.cli import demo
     from tianwang.cli import hosts as collection_commands
+    from tianwang.cli import importance as importance_command
     from tianwang.cli import partition as partition_commands
     from tianwang.cli import records as record_commands
+    from tianwang.cli import sample as sample_command
+    from tianwang.cli import stats as stats_command
     from tianwang.cli import testweb as testweb_commands
 
     parser = argparse.ArgumentParser(prog="tianwang", description=__doc__.splitlines()[0])
@@ -23,9 +26,12 @@ def build_parser() -> argparse.ArgumentParser:
     testweb_commands.register(sub)
     record_commands.register(sub)
     analysis_commands.register(sub)
+    importance_command.register(sub)
     changes_commands.register(sub)
     partition_commands.register(sub)
     collection_commands.register(sub)
+    sample_command.register(sub)
+    stats_command.register(sub)
     demo.register(sub)
     return parser
 

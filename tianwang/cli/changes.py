@@ -18,7 +18,7 @@ from typing import TextIO
 
 from tianwang import default_settings as defaults
 from tianwang.analysis.changerates import classes
-from tianwang.analysis.revisits import DAY, UrlRate, frequencies, url_rates
+from tianwang.analysis.revisits import DAY, TWO_CLASS, UrlRate, frequencies, url_rates
 from tianwang.formats.history import FILE_NAME, HistoryStore, Visit
 
 # Upper ends of the rate table's bins, in changes a day (0 has a row of its own).
@@ -100,7 +100,7 @@ def write_report(out: TextIO, visits: list[Visit], rates: list[UrlRate], min_rev
               f"changed: {sum(v.changed for v in visits)}\n\n")
     out.write("class  urls  mean rate/day  revisit every (two-class)\n")
     if rated:
-        chosen = frequencies(values, "two-class", 0.0, min_revisit, max_revisit)
+        chosen = frequencies(values, TWO_CLASS, 0.0, min_revisit, max_revisit)
         for cls in (1, 2):
             members = [i for i, c in enumerate(classes(values)) if c == cls]
             if members:

@@ -1,4 +1,4 @@
-"""The Redis frontier scheduler: one node of a crawl shared through Redis (DESIGN.md section 10).
+"""The Redis frontier scheduler: one node of a crawl shared through Redis (docs/design.md 10).
 
 The Tianwang add-on makes it the SCHEDULER when TIANWANG_REDIS_URL is set. Requests a node
 finds go, in batches, to the queue in Redis of the node owning their host's bucket (frontier.py; the

@@ -64,7 +64,7 @@ def new_queue(config: FrontierConfig) -> FrontierQueue:
 
 
 class FrontierSchedulerBase(BaseScheduler):
-    """Weighted, alternating, host-aware picks over a local queue (DESIGN section 3).
+    """Weighted, alternating, host-aware picks over a local queue (docs/design.md section 3).
 
     A subclass says where requests live: it pushes what it holds with _push, hands a popped
     item out with _hand_out, and is told in _requests_done which handed-out requests the engine

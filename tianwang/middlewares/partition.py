@@ -1,4 +1,4 @@
-"""Keep a share's crawl out of the key paths of other shares (site partition, DESIGN.md 9).
+"""Keep a share's crawl out of the key paths of other shares (site partition, docs/design.md 9).
 
 The rule is the spider's share (tianwang/share.py, from `-a partition= -a share=`), which the
 spider announces with tianwang.signals.share_opened as it opens; a crawl without one is not

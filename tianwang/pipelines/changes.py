@@ -1,4 +1,4 @@
-"""Change statistics: every visit of every url goes to the visit history (DESIGN.md 8).
+"""Change statistics: every visit of every url goes to the visit history (docs/design.md 8).
 
 Runs before the dedup pipeline, on pages (PageItem) and on revisits answered 304
 (NotModifiedItem, which nothing else sees). A visit's time is the response's Date header,

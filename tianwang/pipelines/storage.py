@@ -1,4 +1,4 @@
-"""Store each page as a Tianwang record under TIANWANG_DATA_DIR (DESIGN.md section 6).
+"""Store each page as a Tianwang record under TIANWANG_DATA_DIR (docs/design.md section 6).
 
 Once a page's record is written it sends tianwang.signals.page_stored: whoever must know
 (the Redis scheduler marks the leased request stored) listens, no component is called.

@@ -1,4 +1,4 @@
-"""The `refresh` spider: revisit the stored pages that are due (DESIGN.md 8, issue 6).
+"""The `refresh` spider: revisit the stored pages that are due (docs/design.md 8, issue 6).
 
     scrapy crawl refresh -s TIANWANG_DATA_DIR=data [-a now=EPOCH] [-a all=1]
 

@@ -1,7 +1,7 @@
 """The test web's collection host list (issue 9): D0 url lists and the truth of every site.
 
 Pure python. `CollectionWeb(seed, hosts, max_pages)` is the junk-enabled SyntheticWeb plus the
-hosts a collection build (seed 004 chapter 3, DESIGN.md section 11) must sort out, each class
+hosts a collection build (seed 004 chapter 3, docs/design.md section 11) must sort out, each class
 made by construction, each with the step that removes it:
 
     class        step reason      what it is
