@@ -30,9 +30,10 @@ class Share:
             return None
 
     def allows(self, url: str, redirected_from: str | None = None) -> bool:
-        """The scope rule. Every share may fetch a planned site's homepage (the seed the
-        paper gives every crawler), even when its path key is another share's key path, and
-        so where the homepage redirects to (`redirected_from`: the first url of the chain)."""
+        """The whole scope rule of a crawl, over every planned site: a url of no planned site
+        is allowed; a site's homepage (the seed the paper gives every crawler) and where it
+        redirects to (`redirected_from`: the first url of the chain) are every share's, even
+        in another share's key path; any other url goes by in_scope, the key-path half."""
         site = self.site(url)
         if site is None:
             return True

@@ -127,7 +127,10 @@ def make_plan(
 
 
 def in_scope(plan: Plan, crawler: int, url: str) -> bool:
-    """The scope rule: any url except those in key paths assigned to other crawlers."""
+    """The key-path half of the scope rule, on one site's plan: any url except those in key
+    paths assigned to other crawlers. The simulation uses it alone (its crawlers start at the
+    homepage); a real crawl goes through Share.allows, which adds the homepage and its
+    redirects, every share's."""
     owner = plan.owner.get(path_key(url))
     return owner is None or owner == crawler
 
