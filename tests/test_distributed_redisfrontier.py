@@ -11,8 +11,8 @@ import redis
 
 from tests.redis_server import RedisServer
 from tianwang.distributed.bloom import BloomShape
-from tianwang.distributed.frontier import Push, RedisFrontier
 from tianwang.distributed.mapping import bucket_of
+from tianwang.distributed.redisfrontier import Push, RedisFrontier
 
 BUCKETS = 64
 _jobs = itertools.count()
