@@ -1,7 +1,8 @@
 """The Redis frontier scheduler: one node of a crawl shared through Redis (docs/design.md 10).
 
 The Tianwang add-on makes it the SCHEDULER when TIANWANG_REDIS_URL is set. Requests a node
-finds go, in batches, to the queue in Redis of the node owning their host's bucket (redisfrontier.py; the
+finds go, in batches, to the queue in Redis of the node owning their host's bucket
+(redisfrontier.py; the
 Bloom filter in the same script drops urls seen anywhere). A node takes batches from its own
 queue, N sorted for M random as the local frontier picks, leasing them, and picks among them
 with the local frontier's own queue (FrontierSchedulerBase: weight order, first come first
