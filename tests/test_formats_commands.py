@@ -88,8 +88,9 @@ def test_ls_lists_every_record(tree: Path) -> None:
 def test_ls_stops_at_a_bad_record_after_printing_what_it_listed(tree: Path) -> None:
     path = tree / bucket("a.test")
     good_size = path.stat().st_size
+    cut = b"version: 1.0\nurl: http://a.test/cut\nlength: 900\n\n<html>"
     with path.open("ab") as file:
-        file.write(b"version: 1.0\nurl: http://a.test/cut\nlength: 900\n\n<html>")
+        file.write(cut)
     result = tianwang("records", "ls", tree)
     assert result.returncode == 1
     listed = result.stdout.decode().splitlines()
@@ -98,7 +99,9 @@ def test_ls_stops_at_a_bad_record_after_printing_what_it_listed(tree: Path) -> N
         "http://a.test/gone",
         "http://a.test/new",
     ]
-    assert f"{path}: offset {good_size}: truncated" in result.stderr.decode()
+    assert f"{path}: offset {good_size} ({len(cut)} bytes skipped): truncated" in (
+        result.stderr.decode()
+    )
 
 
 def test_repair_cuts_only_the_unfinished_record_then_verify_passes(tree: Path) -> None:
@@ -111,7 +114,8 @@ def test_repair_cuts_only_the_unfinished_record_then_verify_passes(tree: Path) -
     result = tianwang("records", "repair", tree)
     assert result.returncode == 0, result.stderr
     assert result.stdout.decode().splitlines() == [
-        f"{path}: cut {len(cut)} bytes at offset {good_size} (kept in page.dat.cut-{good_size})",
+        f"{path}: cut {len(cut)} bytes at offset {good_size} (truncated record (length 900, "
+        f"only 6 bytes left); kept in page.dat.cut-{good_size})",
         "repaired 1 of 3 files",
     ]
     assert path.stat().st_size == good_size
@@ -142,8 +146,14 @@ def test_verify_names_each_bad_file_and_offset_and_keeps_checking(tree: Path) ->
     result = tianwang("records", "verify", tree)
     assert result.returncode == 1
     errors = result.stderr.decode().splitlines()
-    assert f"{a_path}: offset {second}: bad length header 'x" in errors[0]
-    assert errors[1].startswith(f"{c_path}: offset {c_size}: truncated record")
+    third = offsets_in([record for host, record in PAGES if host == "a.test"])[2]
+    # The damaged record costs its own span only: the reader goes on at the next one.
+    assert f"{a_path}: offset {second} ({third - second} bytes skipped): bad length header 'x" in (
+        errors[0]
+    )
+    assert errors[1].startswith(f"{c_path}: offset {c_size} (")
+    assert "truncated record" in errors[1]
+    assert "(4 good records read)" in errors[-1]
     assert result.stdout == b""
 
 
