@@ -9,9 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tianwang.formats.record import Record, encode_record
-from tianwang.formats.store import RecordStore
+from tianwang.formats.store import RecordStore, iter_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 DATE = "Sun, 22 Nov 2026 05:16:17 GMT"
@@ -245,3 +247,124 @@ def test_cat_not_found(tree: Path, args: list[str], code: int) -> None:
     result = tianwang("records", "cat", tree, *args)
     assert (result.returncode, result.stdout) == (code, b"")
     assert result.stderr.strip()
+
+
+# -- damage at random: every record it does not touch is read back -------------------------
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """A command in this process (a subprocess per hypothesis example would be too slow)."""
+    import contextlib
+    import io
+
+    from tianwang.cli import main
+
+    out, err = io.TextIOWrapper(io.BytesIO()), io.TextIOWrapper(io.BytesIO())
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(list(args))
+        out.flush()
+        err.flush()
+    text = [stream.buffer.getvalue().decode("utf-8", "replace") for stream in (out, err)]
+    return status, *text
+
+
+def random_tree(root: Path) -> list[tuple[Path, int, int, str]]:
+    """Three hosts of six compressed records, each url and body distinct: (file, offset,
+    length, url) of each. Compressed, as the crawl writes: a plain record has no checksum,
+    so damage to its DATA cannot be told from a page that says so."""
+    written = []
+    with RecordStore(root) as store:
+        for n in range(18):
+            host = f"h{n % 3}.test"
+            url = f"http://{host}/p{n}"
+            body = b"<p>page %d</p>" % n + bytes(range(n, n + 40))
+            path, offset = store.write(host, Record(url, response(b"200 OK", body), DATE))
+            written.append((path, offset, url))
+    sizes = {path: path.stat().st_size for path, _o, _u in written}
+    rows = []
+    for path, offset, url in written:
+        ends = [o for p, o, _u in written if p == path and o > offset] + [sizes[path]]
+        rows.append((path, offset, min(ends) - offset, url))
+    return rows
+
+
+@st.composite
+def corruptions(draw: st.DrawFn) -> list[tuple[int, str, float, bytes | int]]:
+    """1-3 of: a bit flipped, a span cut out, garbage inserted; (file, kind, where 0-1, arg)."""
+    kinds = st.sampled_from(["flip", "cut", "insert"])
+    ops = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(kinds)
+        arg = {"flip": st.integers(0, 7), "cut": st.integers(1, 300),
+               "insert": st.binary(min_size=1, max_size=60)}[kind]
+        ops.append((draw(st.integers(0, 2)), kind, draw(st.floats(0, 1)), draw(arg)))
+    return ops
+
+
+def corrupt(rows: list[tuple[Path, int, int, str]], ops: list) -> set[str]:
+    """Apply ops (none overlapping another: the later ones are dropped) to the files; the
+    urls of the records they touched."""
+    files = sorted({row[0] for row in rows})
+    spans: dict[Path, list[tuple[int, int, str, object]]] = {path: [] for path in files}
+    for index, kind, where, arg in ops:
+        path = files[index]
+        size = path.stat().st_size
+        start = min(int(where * size), size - 1)
+        end = start + (1 if kind == "flip" else arg if kind == "cut" else 0)
+        end = min(end, size)
+        if all(end < s or start > e for s, e, _k, _a in spans[path]):
+            spans[path].append((start, end, kind, arg))
+    touched = set()
+    for path, edits in spans.items():
+        blob = bytearray(path.read_bytes())
+        for start, end, kind, arg in sorted(edits, reverse=True):  # later bytes first
+            if kind == "flip":
+                blob[start] ^= 1 << arg
+            elif kind == "cut":
+                del blob[start:end]
+            else:
+                blob[start:start] = arg
+            for file, offset, length, url in rows:
+                inside = offset < start < offset + length if kind == "insert" else (
+                    start < offset + length and end > offset)
+                if file == path and inside:
+                    touched.add(url)
+        path.write_bytes(bytes(blob))
+    return touched
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=corruptions())
+def test_random_damage_costs_only_the_records_it_touches(ops: list) -> None:
+    import tempfile
+
+    from warcio.archiveiterator import ArchiveIterator
+
+    with tempfile.TemporaryDirectory() as temp:
+        root = Path(temp) / "data"
+        rows = random_tree(root)
+        touched = corrupt(rows, ops)
+        intact = {url for _p, _o, _l, url in rows} - touched
+
+        status, out, err = run_cli("records", "verify", str(root))
+        assert "Traceback" not in err
+        good = int(err.split("(")[-1].split()[0]) if status else int(out.split()[1])
+        assert good >= len(intact)
+
+        status, out, err = run_cli("records", "ls", str(root))
+        assert intact <= {line.split("\t")[-1] for line in out.splitlines()}
+        assert status == (1 if "damaged" in err else 0) and "Traceback" not in err
+
+        merged = Path(temp) / "merged"
+        status, out, err = run_cli("dedup", str(root), "--out", str(merged), "--workers", "1",
+                                   "--skip-damaged")
+        assert status == 0, err
+        assert intact <= {record.url for _path, record in iter_tree(merged)}
+
+        warc = Path(temp) / "out.warc.gz"
+        status, out, err = run_cli("records", "to-warc", str(root), str(warc), "--skip-damaged")
+        assert status == 0, err
+        with open(warc, "rb") as file:
+            exported = {record.rec_headers.get_header("WARC-Target-URI")
+                        for record in ArchiveIterator(file) if record.rec_type == "response"}
+        assert intact <= exported
