@@ -129,3 +129,14 @@ def test_damage_done_in_place_is_found_and_its_body_is_no_longer_stored(
     with MD5Store(tmp_path) as index:  # known damage: no second rebuild
         assert index.caught_up == 0
     assert "rebuilding" not in caplog.text
+
+
+def test_damage_to_the_last_indexed_record_is_found_too(tmp_path: Path) -> None:
+    store_pages(tmp_path, [("a.cn", "http://a.cn/", b"one"), ("a.cn", "http://a.cn/x", b"two")])
+    MD5Store(tmp_path).close()
+    path = page_path(tmp_path, "a.cn")
+    blob = bytearray(path.read_bytes())
+    blob[-3] ^= 0xFF  # the last record's compressed DATA: a tail the writer will cut
+    path.write_bytes(bytes(blob))
+    with MD5Store(tmp_path) as index:
+        assert index.kept(md5(b"two")) is None and index.kept(md5(b"one")) == "http://a.cn/"

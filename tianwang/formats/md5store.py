@@ -188,8 +188,11 @@ class MD5Store:
         if path.stat().st_mtime_ns == mtime:
             return False
         end = self._ends[name]
+        valid, spans = check_file(path)
+        if valid < end:  # an indexed record now at the damaged tail (the writer cuts it)
+            return True
         found = sum(min(span.offset + (span.length or 0), end) - span.offset
-                    for span in check_file(path)[1] if span.offset < end)
+                    for span in spans if span.offset < end)
         return found != damaged
 
     def _index_records(self, name: str, path: Path) -> None:
