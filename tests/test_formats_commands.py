@@ -368,3 +368,55 @@ def test_random_damage_costs_only_the_records_it_touches(ops: list) -> None:
             exported = {record.rec_headers.get_header("WARC-Target-URI")
                         for record in ArchiveIterator(file) if record.rec_type == "response"}
         assert intact <= exported
+
+
+def damage_second_a_record(tree: Path) -> int:
+    """Flip `version` of a.test's second record (http://a.test/gone); its offset."""
+    path = tree / bucket("a.test")
+    second = offsets_in([record for host, record in PAGES if host == "a.test"])[1]
+    blob = path.read_bytes()
+    assert blob[second:second + 8] == b"version:"
+    path.write_bytes(blob[:second] + b"vErsion" + blob[second + 7:])
+    return second
+
+
+def test_repair_takes_damage_out_mid_file_and_the_indexes_follow(tree: Path) -> None:
+    from tianwang.formats.linkgraph import LinkGraphWriter, links_path
+    from tianwang.formats.md5store import MD5Store
+
+    with LinkGraphWriter(tree) as graph:
+        for host, record in PAGES:
+            graph.add(host, record.url, None, [])
+    MD5Store(tree).close()  # the index of every body, as a crawl leaves it
+    a_path = tree / bucket("a.test")
+    a_blob = a_path.read_bytes()
+    second = damage_second_a_record(tree)
+    third = offsets_in([record for host, record in PAGES if host == "a.test"])[2]
+    result = tianwang("records", "repair", tree)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert lines[0].startswith(f"{a_path}: cut {third - second} bytes at offset {second} (")
+    assert lines[-1] == "repaired 1 of 3 files"
+    assert a_path.read_bytes() == a_blob[:second] + a_blob[third:]  # every intact record kept
+    assert a_path.with_name(f"page.dat.cut-{second}").read_bytes().startswith(b"vErsion")
+    assert tianwang("records", "verify", tree).stdout.decode().startswith("OK: 4 records")
+    links = links_path(tree, "a.test")
+    assert [line.split("\t")[0] for line in links.read_text().splitlines()] == [
+        "http://a.test/", "http://a.test/new"]
+    assert "http://a.test/gone" in links.with_name("links.tsv.cut-pruned").read_text()
+    with MD5Store(tree) as index:  # the lost body is no longer "stored"
+        assert index.kept(hashlib.md5(b"no").digest()) is None
+        assert index.kept(hashlib.md5(GBK_BODY).digest()) == "http://a.test/"
+
+
+def test_to_warc_stops_at_damage_unless_told_to_skip_it(tree: Path, tmp_path: Path) -> None:
+    second = damage_second_a_record(tree)
+    out = tmp_path / "out.warc.gz"
+    refused = tianwang("records", "to-warc", tree, out)
+    assert refused.returncode == 1 and b"nothing written" in refused.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == [tree]
+    skipped = tianwang("records", "to-warc", tree, out, "--skip-damaged")
+    assert skipped.returncode == 0, skipped.stderr
+    assert f"{tree / bucket('a.test')}: offset {second} (" in skipped.stderr.decode()
+    assert skipped.stdout.decode().splitlines() == [
+        f"wrote 4 response records to {out}", "skipped 1 damaged records or spans"]
