@@ -221,31 +221,29 @@ def _next_record(file: BinaryIO, start: int, limit: int) -> int:
     Every "version:" is a candidate, not only one after a newline: garbage inserted before
     a record must not cost the record.
     """
-    file.seek(0, os.SEEK_END)
-    size = file.tell()
-    candidate = _find(file, start, size)
-    while candidate is not None:
+    size = file.seek(0, os.SEEK_END)
+    for candidate in _candidates(file, start, size):
         file.seek(candidate)
         try:
             if _read_record(file, limit) is not None:
                 return candidate
         except _Malformed:
             pass
-        candidate = _find(file, candidate + 1, size)
     return size
 
 
-def _find(file: BinaryIO, start: int, size: int) -> int | None:
-    """Offset of the next BOUNDARY at or after start, reading a chunk at a time."""
+def _candidates(file: BinaryIO, start: int, size: int) -> Iterator[int]:
+    """Offsets of every BOUNDARY at or after start, reading a chunk at a time (each chunk
+    once, however many candidates it holds: a page about software versions has many)."""
     overlap = len(BOUNDARY) - 1
     while start < size:
         file.seek(start)
         chunk = file.read(CHUNK + overlap)
         found = chunk.find(BOUNDARY)
-        if found >= 0:
-            return start + found
+        while found >= 0:
+            yield start + found
+            found = chunk.find(BOUNDARY, found + 1)
         start += CHUNK
-    return None
 
 
 def _tell(file: BinaryIO) -> int:
