@@ -140,3 +140,18 @@ def test_damage_to_the_last_indexed_record_is_found_too(tmp_path: Path) -> None:
     path.write_bytes(bytes(blob))
     with MD5Store(tmp_path) as index:
         assert index.kept(md5(b"two")) is None and index.kept(md5(b"one")) == "http://a.cn/"
+
+
+def test_a_mirror_line_added_after_a_prune_lands_in_the_table(tmp_path: Path) -> None:
+    store_pages(tmp_path, [("a.cn", "http://a.cn/", b"one"), ("a.cn", "http://a.cn/x", b"two"),
+                           ("a.cn", "http://a.cn/y", b"three")])
+    with MD5Store(tmp_path) as index:
+        index.add_mirror(md5(b"two"), "http://b.cn/x", "http://a.cn/x")
+    path = page_path(tmp_path, "a.cn")
+    blob = path.read_bytes()
+    second = blob.index(b"version", 1)
+    path.write_bytes(blob[:second] + b"vErsion" + blob[second + 7:])
+    with MD5Store(tmp_path) as index:  # rebuilt, the line of the lost page pruned
+        assert index.add_mirror(md5(b"two"), "http://b.cn/x", "http://c.cn/x")
+    assert [(m.duplicate, m.kept) for m in iter_mirrors(tmp_path)] == [
+        ("http://b.cn/x", "http://c.cn/x")]

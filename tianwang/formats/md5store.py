@@ -219,6 +219,9 @@ class MD5Store:
         kept = {url for (url,) in self._db.execute("SELECT url FROM bodies")}
         dropped = prune_lines(mirrors, lambda fields: len(fields) != 3 or fields[2] in kept)
         if dropped:
+            # The table was replaced by a new file: append to that one, not the old inode.
+            self._mirrors.close()
+            self._mirrors = MirrorTable(self.data_dir)
             logger.warning("%s: dropped %d mirror lines whose kept page is no longer stored",
                            mirrors, dropped)
 
