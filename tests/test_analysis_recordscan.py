@@ -153,9 +153,14 @@ def test_spellings_the_spec_allows_read_alike_by_both(tmp_path: Path) -> None:
     data = response(b"<p>hi</p>")
     path.write_bytes(
         b"version:1.0\nURL:http://a.cn/x\nx-new-thing:\t whatever\nlength:  %d\n\n%s\n"
-        % (len(data), data) + encode_record(Record("http://a.cn/y", data, DATE)))
+        % (len(data), data) + encode_record(Record("http://a.cn/y", data, DATE))
+        + b"version: 1.0\nurl:  http://a.cn/z\ndate:  %s\nlength: %d\n\n%s\n"
+        % (DATE.encode(), len(data), data)
+        + b"version: 1.0\nurl: \thttp://a.cn/w\nx: y\nlength: %d\n\n%s\n" % (len(data), data))
     records = list(iter_records(path))
-    assert [r.url for r in records] == ["http://a.cn/x", "http://a.cn/y"]
+    urls = ["http://a.cn/x", "http://a.cn/y", "http://a.cn/z", "http://a.cn/w"]
+    assert [r.url for r in records] == urls and records[2].date == DATE
+    assert [(s.url, s.date) for s in scan_file(path)][2] == ("http://a.cn/z", DATE)
     assert records[0].extra == {"x-new-thing": "whatever"}  # unknown: kept, never an error
     assert [s.url for s in scan_file(path)] == [r.url for r in records]
     assert list(scan_urls(path)) == [r.url for r in records]

@@ -128,7 +128,8 @@ def _fast_record(buf: mmap.mmap, offset: int, size: int) -> Scanned | None:
 # of a collection are like this, and parsing a header line by line costs a tenth of the
 # inflating. Anything else goes through _header, which checks what the reader checks.
 _USUAL = re.compile(
-    rb"version: 1\.0\nurl: ([^\r\n]+)\n(?:origin: [^\r\n]*\n)?(?:date: ([^\r\n]*)\n)?"
+    rb"version: 1\.0\nurl: ([^\r\n \t][^\r\n]*)\n(?:origin: [^\r\n]*\n)?"
+    rb"(?:date: (?![ \t])([^\r\n]*)\n)?"
     rb"(?:ip: [^\r\n]*\n)?(?:unzip-length: ([0-9]{1,18})\n)?length: ([0-9]{1,18})\n\n"
 )
 
@@ -170,6 +171,8 @@ def _header(head: bytes) -> dict[bytes, bytes] | None:
         fields = dict(line.split(b": ", 1) for line in lines)
     except ValueError:
         return None
+    # More blanks after the colon are allowed, and not part of the value (the reader's rule).
+    fields = {name: value.lstrip(b" \t") for name, value in fields.items()}
     # The reader wants: well-formed names, none repeated, length last, a url.
     if not fields.keys() <= _KNOWN and not all(map(_NAME.match, fields.keys() - _KNOWN)):
         return None
