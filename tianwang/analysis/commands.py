@@ -46,8 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
                         help="processes to use (default: one per core)")
     parser.add_argument("--skip-damaged", action="store_true",
-                        help="on a damaged record file, use the records before the damage, "
-                        "report it and go on (default: stop and name it)")
+                        help="skip each damaged record, name it and use every record that "
+                        "reads (default: stop at the first and name it, nothing written)")
     parser.set_defaults(func=cmd_dedup)
     _register_importance(subparsers)
 
@@ -131,18 +131,23 @@ def cmd_importance(args: argparse.Namespace) -> int:
         return 1
     coefficients = Coefficients(args.base, args.indegree, args.parent_indegree, args.mirror,
                                 args.depth)
-    try:
-        table = importance(root, coefficients)
-    except RecordError as exc:
-        print(f"tianwang importance: damaged record file: {exc}", file=sys.stderr)
-        return 1
-    if args.out:
-        with open(args.out, "w", encoding="utf-8", newline="",
+    damaged: list[RecordError] = []
+
+    def skip(span: RecordError) -> None:
+        damaged.append(span)
+        print(f"tianwang importance: damaged, skipped: {span}", file=sys.stderr)
+
+    table = importance(root, coefficients, on_damage=skip)
+    if args.out:  # written beside and renamed: never half a table in its place
+        out = Path(args.out)
+        temp = out.with_name(f".{out.name}.tmp")
+        with open(temp, "w", encoding="utf-8", newline="",
                   errors="surrogateescape") as file:
             _write_table(file, table, args.format)
+        temp.replace(out)
     else:
         _write_table(sys.stdout, table, args.format)
-    return 0
+    return 1 if damaged else 0  # the table is whole, of every record that reads
 
 
 def _write_table(file: TextIO, table: list, form: str) -> None:
