@@ -121,3 +121,17 @@ def test_command_refuses_an_unfinished_dedup_output(tree: Path) -> None:
     (tree / ".dedup-work").mkdir()
     run = tianwang("importance", tree)
     assert run.returncode == 1 and "unfinished dedup" in run.stderr
+
+
+def test_command_goes_past_damage_mid_file_and_ranks_every_page_that_reads(
+    tree: Path, tmp_path: Path
+) -> None:
+    [path] = tree.glob("data_*/a.cn/page.dat")
+    blob = path.read_bytes()
+    second = blob.index(b"version: ", 1)  # X1's record
+    path.write_bytes(blob[:second] + b"vErsion" + blob[second + 7:])
+    out = tmp_path / "rank.csv"
+    run = tianwang("importance", tree, "--out", out)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert f"{path}: offset {second} (" in run.stderr
+    assert {row.split(",")[0] for row in out.read_text().splitlines()[1:]} == {A, X2, B}

@@ -82,7 +82,7 @@ def test_the_fast_path_reads_every_well_formed_record_of_every_form(
     # here it must not happen, so a fast path that silently refused a form would show.
     path = tmp_path / "page.dat"
     raws = mixed_file(path)
-    monkeypatch.setattr("tianwang.analysis.recordscan._reference_scan", None)
+    monkeypatch.setattr("tianwang.analysis.recordscan._reference_record", None)
     assert [scanned.length for scanned in scan_file(path)] == [len(raw) for raw in raws]
 
 
@@ -131,3 +131,50 @@ def test_damaged_data_is_reported_by_file_and_offset_after_the_good_records(
         str(path), start, reference.value.reason)
     assert reference.value.offset == start
     assert [tuple(row) for row in scanned] == good[:bad]
+    # Going on: the fast scan reports the reader's span and reads every record after it.
+    spans: list[RecordError] = []
+    reference_spans: list[RecordError] = []
+    rest = [tuple(row) for row in scan_file(path, on_damage=spans.append)]
+    list(iter_records(path, on_damage=reference_spans.append))
+    assert [(s.offset, s.length, s.reason) for s in spans] == [
+        (s.offset, s.length, s.reason) for s in reference_spans]
+    assert spans[0].offset == start
+    after = [] if damage == "cut file" else good[bad + 1:]
+    assert rest[:bad] == good[:bad]
+    assert [row[1:] for row in rest[bad:]] == [row[1:] for row in after]  # offsets moved
+    # scan_urls reads headers only (a bad DATA is not seen there), but never stops early.
+    urls = list(scan_urls(path, on_damage=spans.append))
+    assert urls[:bad] == [row[2] for row in good[:bad]]
+    assert urls[-len(after):] == [row[2] for row in after] or not after
+
+
+def test_spellings_the_spec_allows_read_alike_by_both(tmp_path: Path) -> None:
+    path = tmp_path / "page.dat"
+    data = response(b"<p>hi</p>")
+    path.write_bytes(
+        b"version:1.0\nURL:http://a.cn/x\nx-new-thing:\t whatever\nlength:  %d\n\n%s\n"
+        % (len(data), data) + encode_record(Record("http://a.cn/y", data, DATE))
+        + b"version: 1.0\nurl:  http://a.cn/z\ndate:  %s\nlength: %d\n\n%s\n"
+        % (DATE.encode(), len(data), data)
+        + b"version: 1.0\nurl: \thttp://a.cn/w\nx: y\nlength: %d\n\n%s\n" % (len(data), data))
+    records = list(iter_records(path))
+    urls = ["http://a.cn/x", "http://a.cn/y", "http://a.cn/z", "http://a.cn/w"]
+    assert [r.url for r in records] == urls and records[2].date == DATE
+    assert [(s.url, s.date) for s in scan_file(path)][2] == ("http://a.cn/z", DATE)
+    assert records[0].extra == {"x-new-thing": "whatever"}  # unknown: kept, never an error
+    assert [s.url for s in scan_file(path)] == [r.url for r in records]
+    assert list(scan_urls(path)) == [r.url for r in records]
+
+
+def test_a_declared_size_over_the_limit_is_damage_not_an_allocation(tmp_path: Path) -> None:
+    path = tmp_path / "page.dat"
+    bomb = zlib.compress(b"\0" * (2 << 20))
+    hostile = b"version: 1.0\nurl: http://a.cn/b\nunzip-length: 3221225516\nlength: %d\n\n%s\n" % (
+        len(bomb), bomb)
+    good = encode_record(Record("http://a.cn/y", response(b"ok"), DATE))
+    path.write_bytes(good + hostile + good)
+    spans: list[RecordError] = []
+    assert [s.url for s in scan_file(path, on_damage=spans.append)] == ["http://a.cn/y"] * 2
+    assert [list(scan_urls(path, on_damage=spans.append))] == [["http://a.cn/y"] * 2]
+    assert [(s.offset, s.length) for s in spans] == [(len(good), len(hostile))] * 2
+    assert "over the reader's limit" in spans[0].reason

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import tianwang_cli
 from tianwang.analysis.sitegraph import (
     GraphDirError,
     choose_homepage,
@@ -114,6 +115,26 @@ def test_sites_of_a_crawl(tmp_path: Path) -> None:
     assert sorted(sites) == ["o.test", "s.test"]
     assert sites["s.test"].links == {home: [a1], a1: [a2, moved], a2: [], moved: []}
     assert sites["o.test"].links == {"http://o.test/": []}
+
+
+def test_damaged_links_lines_are_skipped_and_the_commands_say_so(tmp_path: Path) -> None:
+    home, page = "http://s.test/", "http://s.test/a/1.html"
+    with LinkGraphWriter(tmp_path) as writer:
+        writer.add("s.test", home, None, [page])
+        writer.add("s.test", page, home, [home])
+    links = next(tmp_path.glob("data_*/s.test/links.tsv"))
+    # NUL bytes, an undecodable byte and a bad host, as a damaged disk or an editor leaves them
+    links.write_bytes(links.read_bytes() + b"http://s.test/\x00x\t" + home.encode() + b"\n"
+                      b"http://s.t\xffest/\t\n\x00\x00\x00\thttp://[bad/\n")
+    sites = read_sites(tmp_path)
+    assert sites["s.test"].links == {home: [page], page: [home]}
+    for command in (["stats", str(tmp_path)],
+                    ["plan", str(tmp_path), "--crawlers", "2", "--out", str(tmp_path / "p")]):
+        result = tianwang_cli("partition", *command)
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr
+        assert "skipped 3 links.tsv lines" in result.stderr
+    assert "s.test" in (tmp_path / "p").read_text()
 
 
 @pytest.mark.parametrize(

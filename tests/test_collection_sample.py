@@ -16,7 +16,8 @@ from tests.truth import host_of
 from tianwang.collection.sample import kept_hosts
 from tianwang.formats import iter_tree
 from tianwang.formats.lines import iter_lines
-from tianwang.formats.store import record_files
+from tianwang.formats.record import Record
+from tianwang.formats.store import RecordStore, record_files
 from tianwang.testweb.model import SyntheticWeb
 from tianwang.testweb.sitebuilder import SiteBuilder
 
@@ -179,3 +180,22 @@ def test_a_progress_bar_on_a_terminal(collection_crawl: CollectionCrawl, tmp_pat
     for phase in (b"count", b"copy"):
         assert phase in shown
     assert shown.count(b"100.0%") >= 2
+
+
+def test_damaged_data_behind_good_headers_is_never_copied_unsaid(tmp_path: Path) -> None:
+    # Counting reads headers only; the copy must not carry a record whose DATA is damaged.
+    tree = tmp_path / "tree"
+    with RecordStore(tree) as store:
+        for host in ("a.com", "b.com", "c.com"):
+            for n in range(2):
+                body = b"HTTP/1.1 200 OK\r\n\r\n" + host.encode() * (n + 5)
+                date = "Sun, 22 Nov 2026 05:16:17 GMT"
+                store.write(host, Record(f"http://{host}/{n}", body, date))
+    for page in record_files(tree):
+        blob = bytearray(page.read_bytes())
+        blob[blob.index(b"\n\n") + 6] ^= 0xFF  # inside the first record's compressed DATA
+        page.write_bytes(bytes(blob))
+    run = tianwang_cli("sample", str(tree), "--out", str(tmp_path / "out"))
+    assert run.returncode == 1 and "damaged record file" in run.stderr
+    assert "offset 0" in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "out").exists()

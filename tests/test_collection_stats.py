@@ -16,10 +16,12 @@ from tests.conftest import tianwang_cli
 from tests.truth import host_of
 from tianwang.collection.pageclass import domain_type, is_dynamic, page_form
 from tianwang.collection.sizefit import fit_sizes
-from tianwang.formats import iter_tree
+from tianwang.formats import Record, RecordStore, build_http_response, iter_tree, record_files
 from tianwang.testweb.layout import SIZE_EXPONENT, draw_size
 from tianwang.testweb.model import SyntheticWeb
 from tianwang.testweb.sitebuilder import SiteBuilder
+
+DATE = "Sun, 22 Nov 2026 05:16:17 GMT"
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -190,3 +192,19 @@ def test_a_progress_bar_on_a_terminal(sampled: dict) -> None:
     code, stdout, shown = on_terminal("stats", str(sampled["dir"] / "sample"))
     assert code == 0 and b"stats " in shown and b"100.0%" in shown
     assert stdout.startswith(b"# Collection statistics")
+
+
+def test_damage_is_named_and_every_record_that_reads_is_counted(tmp_path: Path) -> None:
+    with RecordStore(tmp_path) as store:
+        for n in range(5):
+            data = build_http_response(200, [], b"page %d" % n)
+            store.write("www.a.cn", Record(f"http://www.a.cn/{n}.html", data, DATE))
+    [path] = record_files(tmp_path)
+    blob = path.read_bytes()
+    third = blob.index(b"version: ", blob.index(b"version: ", 1) + 1)
+    path.write_bytes(blob[:third] + b"\x00" * 30 + blob[third + 30:])
+    out = tmp_path / "report.md"
+    run = tianwang_cli("stats", str(tmp_path), "--out", str(out), "--workers", "1")
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert f"damaged, not counted: {path}: offset {third} (" in run.stderr
+    assert run.stdout.startswith("stats: 4 pages, 1 sites")

@@ -103,3 +103,55 @@ def test_an_index_that_is_not_a_database_is_set_aside_and_rebuilt(
         assert index.kept(md5(b"one")) == "http://a.cn/"
     assert (tmp_path / f"{INDEX_FILE}.bad").exists()
     assert "rebuilding it from the records" in caplog.text
+
+
+def test_damage_done_in_place_is_found_and_its_body_is_no_longer_stored(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    pages = [("a.cn", f"http://a.cn/{n}", b"body %d" % n) for n in range(3)]
+    store_pages(tmp_path, pages + [("b.cn", "http://b.cn/", b"copy")])
+    with MD5Store(tmp_path) as index:
+        index.add_mirror(md5(b"body 1"), "http://b.cn/1", "http://a.cn/1")
+        index.add_mirror(md5(b"copy"), "http://b.cn/2", "http://b.cn/")
+    path = page_path(tmp_path, "a.cn")
+    blob = path.read_bytes()
+    second = blob.index(b"version", 1)
+    path.write_bytes(blob[:second] + b"vErsion" + blob[second + 7:])  # same size, in place
+    with MD5Store(tmp_path) as index:
+        assert index.kept(md5(b"body 1")) is None  # lost: fetched and stored again
+        assert index.kept(md5(b"body 2")) == "http://a.cn/2"
+        assert not index.is_mirrored("http://b.cn/1") and index.is_mirrored("http://b.cn/2")
+    assert "newly damaged" in caplog.text
+    # The mirror line of the lost page is dropped (kept aside), the other stays.
+    assert [m.duplicate for m in iter_mirrors(tmp_path)] == ["http://b.cn/2"]
+    assert "http://b.cn/1" in (tmp_path / "mirrors.tsv.cut-pruned").read_text()
+    caplog.clear()
+    with MD5Store(tmp_path) as index:  # known damage: no second rebuild
+        assert index.caught_up == 0
+    assert "rebuilding" not in caplog.text
+
+
+def test_damage_to_the_last_indexed_record_is_found_too(tmp_path: Path) -> None:
+    store_pages(tmp_path, [("a.cn", "http://a.cn/", b"one"), ("a.cn", "http://a.cn/x", b"two")])
+    MD5Store(tmp_path).close()
+    path = page_path(tmp_path, "a.cn")
+    blob = bytearray(path.read_bytes())
+    blob[-3] ^= 0xFF  # the last record's compressed DATA: a tail the writer will cut
+    path.write_bytes(bytes(blob))
+    with MD5Store(tmp_path) as index:
+        assert index.kept(md5(b"two")) is None and index.kept(md5(b"one")) == "http://a.cn/"
+
+
+def test_a_mirror_line_added_after_a_prune_lands_in_the_table(tmp_path: Path) -> None:
+    store_pages(tmp_path, [("a.cn", "http://a.cn/", b"one"), ("a.cn", "http://a.cn/x", b"two"),
+                           ("a.cn", "http://a.cn/y", b"three")])
+    with MD5Store(tmp_path) as index:
+        index.add_mirror(md5(b"two"), "http://b.cn/x", "http://a.cn/x")
+    path = page_path(tmp_path, "a.cn")
+    blob = path.read_bytes()
+    second = blob.index(b"version", 1)
+    path.write_bytes(blob[:second] + b"vErsion" + blob[second + 7:])
+    with MD5Store(tmp_path) as index:  # rebuilt, the line of the lost page pruned
+        assert index.add_mirror(md5(b"two"), "http://b.cn/x", "http://c.cn/x")
+    assert [(m.duplicate, m.kept) for m in iter_mirrors(tmp_path)] == [
+        ("http://b.cn/x", "http://c.cn/x")]

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tianwang.formats.pagefile import PageFile
+from tianwang.formats.pagefile import PageFile, repair_file
 from tianwang.formats.record import Record, encode_record, iter_records
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,7 +122,7 @@ def test_truncated_file_is_repaired_keeping_every_complete_record(
 
 WRITER = """
 import sys
-from tianwang.formats.pagefile import PageFile
+from tianwang.formats.pagefile import PageFile, repair_file
 from tianwang.formats.record import Record
 pages = PageFile(sys.argv[1], compress=False)
 body = bytes(range(256)) * 32768  # 8 MiB, stored plain: a kill may land inside the write
@@ -154,3 +154,37 @@ def test_kill_9_mid_write_loses_nothing_before_the_cut(tmp_path: Path) -> None:
     assert len(urls) >= 4
     assert urls[:-1] == [f"http://h.test/{n}" for n in range(len(urls) - 1)]
     assert urls[-1] == "http://h.test/after"
+
+
+def test_damage_mid_file_is_left_in_place_and_records_go_after_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "page.dat"
+    records = [encode_record(page(n)) for n in range(4)]
+    damaged = records[1].replace(b"version", b"vErsion", 1)
+    path.write_bytes(records[0] + damaged + records[2] + records[3])
+    with caplog.at_level(logging.WARNING, logger="tianwang.formats.pagefile"):
+        with PageFile(path) as pages:
+            pages.append(page(9))
+    assert pages.repaired_bytes == 0  # nothing cut: only a tail is unfinished
+    assert path.read_bytes().startswith(records[0] + damaged + records[2] + records[3])
+    assert "left in place" in caplog.text
+    spans: list = []
+    urls = [record.url for record in iter_records(path, on_damage=spans.append)]
+    assert urls == ["http://h.test/0", "http://h.test/2", "http://h.test/3", "http://h.test/9"]
+    assert [(span.offset, span.length) for span in spans] == [(len(records[0]), len(damaged))]
+
+
+def test_repair_file_takes_out_every_damaged_span_and_keeps_each_aside(tmp_path: Path) -> None:
+    path = tmp_path / "page.dat"
+    records = [encode_record(page(n)) for n in range(5)]
+    garbage, tail = b"\x00garbage\n", records[4][:-3]
+    path.write_bytes(records[0] + garbage + records[1] + records[2][:40] + records[3] + tail)
+    spans = repair_file(path)
+    assert path.read_bytes() == records[0] + records[1] + records[3]
+    first, second, third = (span.offset for span in spans)
+    assert (tmp_path / f"page.dat.cut-{first}").read_bytes() == garbage
+    assert (tmp_path / f"page.dat.cut-{second}").read_bytes() == records[2][:40]
+    assert (tmp_path / f"page.dat.cut-{third}").read_bytes() == tail
+    assert repair_file(path) == []  # a clean file is not rewritten
+    assert not list(tmp_path.glob(".page.dat.*"))  # no temp file left behind

@@ -207,7 +207,17 @@ def test_malformed_record_raises_with_path_and_offset(
     assert (error.path, error.offset) == (str(path), len(GOOD))
     assert reason in error.reason
     assert str(error).startswith(f"{path}: offset {len(GOOD)}: ")
-    assert valid_end(path) == len(GOOD)
+    # Only a tail of damage is unfinished; damage before a good record is left in place.
+    truncated = reason == "truncated"
+    assert valid_end(path) == (len(GOOD) if truncated else path.stat().st_size)
+    # A reader that goes on reports the span and reads the good record after it.
+    damaged: list[RecordError] = []
+    urls = [record.url for record in iter_records(path, on_damage=damaged.append)]
+    assert urls[0] == urls[-1] == "http://good/"
+    assert len(urls) == (1 if truncated else 2) or bad.startswith(b"\nversion")
+    assert damaged[0].offset == len(GOOD) and reason in damaged[0].reason
+    end = len(GOOD + bad) if not bad.startswith(b"\nversion") else len(GOOD) + 1
+    assert damaged[0].offset + damaged[0].length == end
 
 
 def test_error_message_for_a_short_record_gives_both_lengths() -> None:
@@ -222,15 +232,19 @@ def test_error_message_for_a_short_record_gives_both_lengths() -> None:
 
 def test_a_corrupt_huge_length_is_reported_not_allocated() -> None:
     data = b"version: 1.0\nurl: http://a/\nlength: 999999999999999999\n\nabc\n"
-    with pytest.raises(RecordError, match="only 4 bytes left"):
+    with pytest.raises(RecordError, match="over the reader's limit"):
         list(iter_records(io.BytesIO(data)))
+    with pytest.raises(RecordError, match="only 4 bytes left"):
+        list(iter_records(io.BytesIO(data), limit=10**18))
 
 
 def test_valid_end_of_empty_and_wholly_bad_files(tmp_path: Path) -> None:
-    empty, bad = tmp_path / "empty.dat", tmp_path / "bad.dat"
+    empty, bad, tail = tmp_path / "empty.dat", tmp_path / "bad.dat", tmp_path / "tail.dat"
     empty.write_bytes(b"")
-    bad.write_bytes(b"garbage\n" + GOOD)
+    bad.write_bytes(b"garbage\n")
+    tail.write_bytes(b"garbage\n" + GOOD + GOOD[:-5])
     assert (valid_end(empty), valid_end(bad)) == (0, 0)
+    assert valid_end(tail) == len(b"garbage\n" + GOOD)
     assert list(iter_records(empty)) == []
 
 

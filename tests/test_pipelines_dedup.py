@@ -4,6 +4,7 @@ the mirror table is the truth's copies that were crawled; kill -9 and resume los
 from __future__ import annotations
 
 import hashlib
+import shutil
 import signal
 import subprocess
 import time
@@ -13,19 +14,21 @@ from pathlib import Path
 import pytest
 from scrapy.exceptions import DropItem
 
-from tests.conftest import TestWeb, crawl_command, project_crawler, scrapy_crawl
+from tests.conftest import TestWeb, crawl_command, project_crawler, scrapy_crawl, tianwang_cli
 from tests.truth import reach
-from tianwang.formats import iter_tree
+from tianwang.formats import iter_records, iter_tree, record_files
+from tianwang.formats.md5store import MD5Store
 from tianwang.formats.mirrors import iter_mirrors, mirror_degrees
+from tianwang.formats.record import OnDamage, RecordError
 from tianwang.items import PageItem
 from tianwang.pipelines.dedup import MD5DedupPipeline
 from tianwang.pipelines.storage import TianwangStoragePipeline
 
 
-def stored_bodies(data: Path) -> dict[str, str]:
+def stored_bodies(data: Path, on_damage: OnDamage | None = None) -> dict[str, str]:
     """url -> md5 of the body of every record of the tree (a url twice would fail below)."""
     found: dict[str, str] = {}
-    for _path, record in iter_tree(data):
+    for _path, record in iter_tree(data, on_damage=on_damage):
         assert record.url not in found, f"{record.url} stored twice"
         found[record.url] = hashlib.md5(record.http.body).hexdigest()
     return found
@@ -39,8 +42,9 @@ def copy_groups(truth: dict[str, dict], seeds: list[str]) -> dict[str, set[str]]
     return {md5: urls for md5, urls in groups.items() if len(urls) > 1}
 
 
-def check_against_truth(data: Path, truth: dict[str, dict], seeds: list[str]) -> None:
-    stored = stored_bodies(data)
+def check_against_truth(data: Path, truth: dict[str, dict], seeds: list[str],
+                        on_damage: OnDamage | None = None) -> None:
+    stored = stored_bodies(data, on_damage)
     bodies = Counter(stored.values())
     assert [md5 for md5, n in bodies.items() if n > 1] == []  # each distinct body once
     expected = reach(truth, seeds).stored(truth)
@@ -118,6 +122,56 @@ def test_kill_9_then_resume_loses_no_page_and_stores_no_body_twice(
     resumed = scrapy_crawl("site", args, settings, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     check_against_truth(data, mirror_web.truth, seeds)
+
+
+def test_a_record_damaged_mid_file_costs_only_itself_and_its_page_is_stored_again(
+    mirror_crawl: dict, mirror_web: TestWeb, tmp_path: Path
+) -> None:
+    # issue 16's reproduction: one header byte flipped in a record in the middle of a file,
+    # then a crawl into the same tree. It used to cut every record after it and keep their
+    # bodies "stored" in md5.sqlite, so those pages were refused as copies for good.
+    data = tmp_path / "data"
+    shutil.copytree(mirror_crawl["data"], data)
+    files = {path: list(iter_records(path)) for path in record_files(data)}
+    # A record with records before and after it, whose page other urls mirror: its loss
+    # must also take its mirror lines (a copy of it is then the one stored).
+    kept = {mirror.kept for mirror in iter_mirrors(data)}
+    middle = [(file, record) for file, records in files.items() for record in records[1:-1]]
+    path, victim = next(((f, r) for f, r in middle if r.url in kept), middle[0])
+    assert victim.url in kept
+    blob = bytearray(path.read_bytes())
+    assert blob[victim.offset : victim.offset + 8] == b"version:"
+    blob[victim.offset + 1] = ord("E")  # version -> vErsion
+    path.write_bytes(bytes(blob))
+    seeds = mirror_crawl["seeds"]
+    settings = {"TIANWANG_PROXY": mirror_web.address, "TIANWANG_DATA_DIR": str(data)}
+    result = scrapy_crawl("site", {"seeds": ",".join(seeds)}, settings, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    spans: list[RecordError] = []
+    after = {(file, record.offset): record for file, record in iter_tree(data, spans.append)}
+    assert [(span.path, span.offset) for span in spans] == [(str(path), victim.offset)]
+    for file, records in files.items():  # every other record is where it was, unchanged
+        for record in records:
+            if (file, record.offset) != (path, victim.offset):
+                assert after[file, record.offset] == record
+    assert list(data.glob("data_*/*/page.dat.cut-*")) == []  # nothing cut
+    # Every page of the truth stored exactly once: the damaged one fetched and stored again.
+    check_against_truth(data, mirror_web.truth, seeds, on_damage=lambda span: None)
+    again = [record for (file, _), record in after.items() if record.url == victim.url]
+    assert len(again) == 1 and again[0].offset > victim.offset
+    assert again[0].http.body == victim.http.body
+
+    verify = tianwang_cli("records", "verify", str(data))
+    assert verify.returncode == 1 and f"{path}: offset {victim.offset} (" in verify.stderr
+    repair = tianwang_cli("records", "repair", str(data))
+    assert repair.returncode == 0, repair.stderr
+    assert tianwang_cli("records", "verify", str(data)).returncode == 0
+    assert path.with_name(f"page.dat.cut-{victim.offset}").read_bytes().startswith(b"vErsion")
+    check_against_truth(data, mirror_web.truth, seeds)  # strict: no damage left
+    with MD5Store(data) as index:  # the index agrees with what the records hold
+        for url, md5 in stored_bodies(data).items():
+            assert index.kept(bytes.fromhex(md5)) == url
 
 
 # -- the pipeline alone ------------------------------------------------------------------

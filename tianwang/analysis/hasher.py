@@ -91,14 +91,15 @@ def hash_parts(directory: Path) -> list[Path]:
 
 
 def _scan(path: str, damaged: list[list[Any]], skip_damaged: bool) -> Iterator[Scanned]:
+    def skip(span: RecordError) -> None:
+        damaged.append([span.path, span.offset, span.reason])
+
     try:
-        yield from scan_file(path)
+        yield from scan_file(path, on_damage=skip if skip_damaged else None)
     except RecordError as exc:
-        if not skip_damaged:
-            raise DamagedInput(f"damaged input: {exc}\n(run `tianwang records repair` on its "
-                               "tree, or pass --skip-damaged to use the records before it)"
-                               ) from None
-        damaged.append([exc.path, exc.offset, exc.reason])
+        raise DamagedInput(f"damaged input: {exc}\n(run `tianwang records repair` on its "
+                           "tree, or pass --skip-damaged to use every record that reads)"
+                           ) from None
     except OSError as exc:
         raise DamagedInput(f"cannot read {path}: {exc.strerror}") from None
 

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from tianwang.analysis.recordscan import scan_urls
 from tianwang.formats.linksfile import iter_pages
 from tianwang.formats.mirrors import mirror_degrees
+from tianwang.formats.record import OnDamage
 from tianwang.formats.store import record_files
 from tianwang.urls import directory_depth
 
@@ -84,11 +85,14 @@ def weight(indegree: int, parent_indegree: int, mirror: int, depth: int,
             + c.mirror * math.log(max(mirror, 1)) - c.depth * depth)
 
 
-def stored_urls(data_dir: str | os.PathLike[str]) -> list[str]:
-    """The distinct urls of the tree's records, in file order; RecordError at a bad record."""
+def stored_urls(
+    data_dir: str | os.PathLike[str], on_damage: OnDamage | None = None
+) -> list[str]:
+    """The distinct urls of the tree's records, in file order; RecordError at a bad record,
+    or, given on_damage, each damaged span to it and the reading goes on."""
     seen: dict[str, None] = {}
     for path in record_files(data_dir):
-        for url in scan_urls(path):
+        for url in scan_urls(path, on_damage=on_damage):
             seen[url] = None
     return list(seen)
 
@@ -118,10 +122,13 @@ def link_features(
 
 
 def importance(
-    data_dir: str | os.PathLike[str], coefficients: Coefficients = Coefficients()
+    data_dir: str | os.PathLike[str],
+    coefficients: Coefficients = Coefficients(),
+    on_damage: OnDamage | None = None,
 ) -> list[PageImportance]:
-    """Every stored page with its features and weight, most important first (then by url)."""
-    pages = stored_urls(data_dir)
+    """Every stored page with its features and weight, most important first (then by url);
+    RecordError at a damaged record, or, given on_damage, each span to it, skipped."""
+    pages = stored_urls(data_dir, on_damage)
     indegree, parents = link_features(data_dir, pages)
     mirrors = mirror_degrees(data_dir)
     table = []

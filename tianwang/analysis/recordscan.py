@@ -2,10 +2,13 @@
 
 The offline tools read every record of a collection once, so the per-record cost beyond
 inflating and hashing is what decides their speed. This scanner maps the file and parses the
-header with a few byte searches; at the first record it does not find perfectly well-formed it
-hands over to the format's own reader (tianwang.formats.record.iter_records) from that
-offset, which either reads on or raises the RecordError naming file, offset and reason. So
-both agree on what a good record is, and only the reference reader words the errors.
+header with a few byte searches; at a record it does not find perfectly well-formed it
+hands over to the format's own reader (tianwang.formats.record.iter_records) for that one
+record, which either reads it (a spelling only the spec allows, such as `url:x`) or raises the
+RecordError naming file, offset and reason; given on_damage, the reader reports the damaged
+span instead and resynchronises, and the fast pass goes on from the record it found. So both
+agree on what a good record is, and only the reference reader words the errors. Both refuse a
+declared size over the reader's limit (MAX_DATA) before allocating it.
 
 Inflating is most of the work, so the fast path uses libdeflate (the `deflate` package): a
 23 KB level-1 record inflates in 28 us against zlib-ng's 37 and the stdlib zlib's 62 (bench/
@@ -21,12 +24,19 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 import deflate as libdeflate
 
 from tianwang.formats.http import body_start
-from tianwang.formats.record import GZIP_MAGIC, MAX_LINE, iter_records
+from tianwang.formats.record import (
+    GZIP_MAGIC,
+    MAX_DATA,
+    MAX_LINE,
+    OnDamage,
+    Record,
+    iter_records,
+)
 
 _NAME = re.compile(rb"[a-z0-9][a-z0-9._-]*\Z")
 _MAX_DIGITS = 18
@@ -53,8 +63,11 @@ def body_md5(data: bytes) -> bytes:
     return hashlib.md5(data if split is None else memoryview(data)[split:]).digest()
 
 
-def scan_file(path: str | os.PathLike[str]) -> Iterator[Scanned]:
-    """Every record of the file in order; RecordError (file, offset, reason) at a bad one."""
+def scan_file(
+    path: str | os.PathLike[str], on_damage: OnDamage | None = None
+) -> Iterator[Scanned]:
+    """Every record of the file in order; RecordError (file, offset, reason) at a bad one,
+    or, given on_damage, each damaged span to it and the scan goes on after it."""
     with open(path, "rb") as file:
         size = os.fstat(file.fileno()).st_size
         if size == 0:
@@ -64,12 +77,34 @@ def scan_file(path: str | os.PathLike[str]) -> Iterator[Scanned]:
             while offset < size:
                 scanned = _fast_record(buf, offset, size)
                 if scanned is None:
-                    break
+                    scanned = _reference_record(file, os.fspath(path), offset, on_damage)
+                    if scanned is None:
+                        return  # damage to the end of the file
                 yield scanned
-                offset += scanned.length
-            else:
-                return
-    yield from _reference_scan(path, offset)
+                offset = scanned.offset + scanned.length
+
+
+def _reference_record(
+    file: BinaryIO, path: str, offset: int, on_damage: OnDamage | None
+) -> Scanned | None:
+    """The next record from offset on, read by the format's reader (which reports, or
+    raises at, any damage on the way); None at the end of the file."""
+    found = _next_by_reader(file, path, offset, on_damage)
+    if found is None:
+        return None
+    record, end = found
+    return _from_record(file, record, end)
+
+
+def _next_by_reader(
+    file: BinaryIO, path: str, offset: int, on_damage: OnDamage | None
+) -> tuple[Record, int] | None:
+    file.seek(offset)
+    records = iter_records(file, path, on_damage=on_damage)
+    record = next(records, None)
+    end = file.tell()  # the reader stops just after the record it yields
+    records.close()
+    return None if record is None else (record, end)
 
 
 def _fast_record(buf: mmap.mmap, offset: int, size: int) -> Scanned | None:
@@ -93,7 +128,8 @@ def _fast_record(buf: mmap.mmap, offset: int, size: int) -> Scanned | None:
 # of a collection are like this, and parsing a header line by line costs a tenth of the
 # inflating. Anything else goes through _header, which checks what the reader checks.
 _USUAL = re.compile(
-    rb"version: 1\.0\nurl: ([^\r\n]+)\n(?:origin: [^\r\n]*\n)?(?:date: ([^\r\n]*)\n)?"
+    rb"version: 1\.0\nurl: ([^\r\n \t][^\r\n]*)\n(?:origin: [^\r\n]*\n)?"
+    rb"(?:date: (?![ \t])([^\r\n]*)\n)?"
     rb"(?:ip: [^\r\n]*\n)?(?:unzip-length: ([0-9]{1,18})\n)?length: ([0-9]{1,18})\n\n"
 )
 
@@ -121,6 +157,9 @@ def _framed(buf: mmap.mmap, offset: int, size: int) -> tuple[dict[bytes, bytes],
     length = _number(fields.get(b"length"))
     if length is None or start + length >= size or buf[start + length] != 0x0A:
         return None
+    unzip_length = fields.get(b"unzip-length")
+    if unzip_length is not None and _number(unzip_length) is None:
+        return None  # not a size the reader takes (over its limit): damage
     return fields, start, start + length + 1
 
 
@@ -132,6 +171,8 @@ def _header(head: bytes) -> dict[bytes, bytes] | None:
         fields = dict(line.split(b": ", 1) for line in lines)
     except ValueError:
         return None
+    # More blanks after the colon are allowed, and not part of the value (the reader's rule).
+    fields = {name: value.lstrip(b" \t") for name, value in fields.items()}
     # The reader wants: well-formed names, none repeated, length last, a url.
     if not fields.keys() <= _KNOWN and not all(map(_NAME.match, fields.keys() - _KNOWN)):
         return None
@@ -141,9 +182,11 @@ def _header(head: bytes) -> dict[bytes, bytes] | None:
 
 
 def _number(value: bytes | None) -> int | None:
+    """A size as the reader takes it: digits, and not over its limit."""
     if value is None or not value.isdigit() or len(value) > _MAX_DIGITS:
         return None
-    return int(value)
+    number = int(value)
+    return number if number <= MAX_DATA else None
 
 
 def _inflate(stored: bytes, unzip_length: int | None) -> bytearray | None:
@@ -157,6 +200,9 @@ def _inflate(stored: bytes, unzip_length: int | None) -> bytearray | None:
         return None
     try:
         if stored.startswith(GZIP_MAGIC):
+            # libdeflate sizes its buffer from the stream's own ISIZE: check it first.
+            if int.from_bytes(stored[-4:], "little") != unzip_length & 0xFFFFFFFF:
+                return None
             data = libdeflate.gzip_decompress(stored)
             trailer = libdeflate.crc32(data).to_bytes(4, "little")
             trailer += (len(data) & 0xFFFFFFFF).to_bytes(4, "little")
@@ -169,40 +215,21 @@ def _inflate(stored: bytes, unzip_length: int | None) -> bytearray | None:
     return data if good else None
 
 
-def _reference_scan(path: str | os.PathLike[str], offset: int) -> Iterator[Scanned]:
-    """From offset on, through the format's reader; a record's length is where the next
-    (or the damage, or the end of the file) starts."""
-    with open(path, "rb") as file:
-        file.seek(offset)
-        previous = None
-        try:
-            for record in iter_records(file, os.fspath(path)):
-                if previous is not None:
-                    yield _from_record(file, previous, record.offset)
-                previous = record
-            end = file.tell()
-        except Exception as exc:
-            if previous is not None:
-                yield _from_record(file, previous, getattr(exc, "offset", file.tell()))
-            raise
-        if previous is not None:
-            yield _from_record(file, previous, end)
-
-
-def _from_record(file, record, end: int) -> Scanned:  # type: ignore[no-untyped-def]
-    here = file.tell()
+def _from_record(file: BinaryIO, record: Record, end: int) -> Scanned:
     file.seek(record.offset)
     raw = file.read(end - record.offset)
-    file.seek(here)
     return Scanned(
         record.offset, len(raw), record.url, record.date or "", body_md5(record.data),
         zlib.crc32(raw),
     )
 
 
-def scan_urls(path: str | os.PathLike[str]) -> Iterator[str]:
+def scan_urls(
+    path: str | os.PathLike[str], on_damage: OnDamage | None = None
+) -> Iterator[str]:
     """The url of every record of the file, reading headers only where the file is
-    well-formed; RecordError (file, offset, reason) at a bad record."""
+    well-formed; RecordError (file, offset, reason) at a bad record, or, given on_damage,
+    each damaged span to it and the scan goes on after it."""
     with open(path, "rb") as file:
         size = os.fstat(file.fileno()).st_size
         if size == 0:
@@ -212,15 +239,12 @@ def scan_urls(path: str | os.PathLike[str]) -> Iterator[str]:
             while offset < size:
                 found = _fast_head(buf, offset, size)
                 if found is None:
-                    break
+                    by_reader = _next_by_reader(file, os.fspath(path), offset, on_damage)
+                    if by_reader is None:
+                        return
+                    found = by_reader[0].url, by_reader[1]
                 url, offset = found
                 yield url
-            else:
-                return
-    with open(path, "rb") as file:
-        file.seek(offset)
-        for record in iter_records(file, os.fspath(path)):
-            yield record.url
 
 
 def _fast_head(buf: mmap.mmap, offset: int, size: int) -> tuple[str, int] | None:

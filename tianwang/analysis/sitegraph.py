@@ -3,7 +3,7 @@
 Two sources, told apart by their files:
 - a crawl's data directory: `data_*/<host>/links.tsv` (tianwang.formats.linksfile);
 - a recorded graph directory: `pages.tsv` (`id url host`) and `edges.tsv` (`src_id dst_id`),
-  both tab-separated with a header line, as ../shared/data/uci-ics-dev-crawl/ is. A page's
+  both tab-separated with a header line, as the UCI ICS crawl graph is. A page's
   site is its url's host (tianwang.urls.url_host); the host column is not read.
 
 A site is one host. Its graph keeps links between two of its own pages only (seed 002 looks
@@ -22,6 +22,7 @@ then the smaller url.
 from __future__ import annotations
 
 import heapq
+import logging
 import operator
 import os
 from array import array
@@ -34,6 +35,8 @@ from pathlib import Path
 from tianwang.analysis.sitepartition import link_depths
 from tianwang.formats.linksfile import iter_pages, link_files
 from tianwang.urls import directory_depth, url_host
+
+logger = logging.getLogger(__name__)
 
 PAGES_FILE = "pages.tsv"
 EDGES_FILE = "edges.tsv"
@@ -197,7 +200,12 @@ def crawl_hosts(data_dir: str | os.PathLike[str]) -> dict[str, dict[str, list[st
     added too: the crawl followed it (perhaps through a redirect, whose source url is no page
     of the graph), so every page keeps the way the crawl reached it."""
     lines = {page.url: page for page in iter_pages(data_dir)}  # the last line of a url wins
-    hosts = {url: url_host(url) for url in lines}
+    hosts = {url: host for url in lines if (host := _stored_host(url)) is not None}
+    if len(hosts) < len(lines):
+        bad = [url for url in lines if url not in hosts]
+        logger.warning("%s: skipped %d links.tsv lines whose page is not a url (damaged?), "
+                       "the first %r", data_dir, len(bad), bad[0][:60])
+        lines = {url: lines[url] for url in hosts}
     tables: dict[str, dict[str, list[str]]] = {}
     for url, page in lines.items():
         host = hosts[url]
@@ -207,6 +215,17 @@ def crawl_hosts(data_dir: str | os.PathLike[str]) -> dict[str, dict[str, list[st
         if page.parent and page.parent != url and hosts.get(page.parent) == hosts[url]:
             tables[hosts[url]][page.parent].append(url)
     return {host: _distinct(table) for host, table in tables.items()}
+
+
+def _stored_host(url: str) -> str | None:
+    """The host of a url as the crawl writes them (percent-encoded: no control character,
+    blank or undecodable byte), else None: a damaged line, which must not stop the reading."""
+    if not url.isprintable() or any(char.isspace() for char in url):
+        return None  # NUL and the other controls, surrogates of undecodable bytes, blanks
+    try:
+        return url_host(url)
+    except ValueError:
+        return None
 
 
 def _distinct(table: dict[str, list[str]]) -> dict[str, list[str]]:

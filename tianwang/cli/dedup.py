@@ -31,8 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
                         help="processes to use (default: one per core)")
     parser.add_argument("--skip-damaged", action="store_true",
-                        help="on a damaged record file, use the records before the damage, "
-                        "report it and go on (default: stop and name it)")
+                        help="skip each damaged record, name it and use every record that "
+                        "reads (default: stop at the first and name it, nothing written)")
     parser.set_defaults(func=cmd_dedup)
 
 

@@ -58,18 +58,23 @@ def cmd_importance(args: argparse.Namespace) -> int:
         return 1
     coefficients = Coefficients(args.base, args.indegree, args.parent_indegree, args.mirror,
                                 args.depth)
-    try:
-        table = importance(root, coefficients)
-    except RecordError as exc:
-        print(f"tianwang importance: damaged record file: {exc}", file=sys.stderr)
-        return 1
-    if args.out:
-        with open(args.out, "w", encoding="utf-8", newline="",
+    damaged: list[RecordError] = []
+
+    def skip(span: RecordError) -> None:
+        damaged.append(span)
+        print(f"tianwang importance: damaged, skipped: {span}", file=sys.stderr)
+
+    table = importance(root, coefficients, on_damage=skip)
+    if args.out:  # written beside and renamed: never half a table in its place
+        out = Path(args.out)
+        temp = out.with_name(f".{out.name}.tmp")
+        with open(temp, "w", encoding="utf-8", newline="",
                   errors="surrogateescape") as file:
             _write_table(file, table, args.format)
+        temp.replace(out)
     else:
         _write_table(sys.stdout, table, args.format)
-    return 0
+    return 1 if damaged else 0  # the table is whole, of every record that reads
 
 
 def _write_table(file: TextIO, table: list, form: str) -> None:

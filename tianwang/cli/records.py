@@ -9,7 +9,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tianwang.formats.http import parse_http_response
-from tianwang.formats.pagefile import PageFile
+from tianwang.formats.linksfile import LINKS_FILE, prune_links
+from tianwang.formats.md5store import agree_indexes
+from tianwang.formats.pagefile import repair_file
 from tianwang.formats.record import (
     Record,
     RecordError,
@@ -32,7 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="read every record in full and check where it is filed")
     verify.add_argument("dir", help="data directory (the one holding data_<k>/)")
     verify.set_defaults(func=cmd_verify)
-    repair = sub.add_parser("repair", help="cut off records left unfinished by a crash")
+    repair = sub.add_parser(
+        "repair", help="take damaged records and unfinished tails out of every file (kept aside)"
+    )
     repair.add_argument("dir", help="data directory (the one holding data_<k>/)")
     repair.set_defaults(func=cmd_repair)
     _add_to_warc(sub)
@@ -84,14 +88,31 @@ def cmd_ls(args: argparse.Namespace) -> int:
     root = _data_dir("ls", args.dir)
     if root is None:
         return 2
+    damaged = _Damage("ls")
     for path in record_files(root):
-        try:
-            for record in iter_records(path):
-                _out(_text(_ls_line(root, path, record) + "\n"))
-        except RecordError as exc:
-            _err(f"records ls: {exc}")
+        for record in iter_records(path, on_damage=damaged):
+            _out(_text(_ls_line(root, path, record) + "\n"))
+    return damaged.summary()
+
+
+class _Damage:
+    """Says each damaged span on stderr as the reading goes past it, and counts them."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.spans = 0
+
+    def __call__(self, span: RecordError) -> None:
+        self.spans += 1
+        _err(f"records {self.command}: damaged: {span}")
+
+    def summary(self) -> int:
+        """Exit status: 1 after saying how many spans were skipped, if any."""
+        if self.spans:
+            _err(f"records {self.command}: {self.spans} damaged span(s) skipped "
+                 "(`tianwang records repair` takes them out)")
             return 1
-    return 0
+        return 0
 
 
 def _ls_line(root: Path, path: Path, record: Record) -> str:
@@ -152,15 +173,13 @@ def _direct_path(root: Path, url: str) -> Path | None:
 
 
 def _last_match(paths: Iterable[Path], url: str) -> Record | None:
-    """The latest record of url (a revisit appends a newer one); bad files are reported, skipped."""
+    """The latest record of url (a revisit appends a newer one); damage is reported, skipped."""
     found = None
+    damaged = _Damage("cat")
     for path in paths:
-        try:
-            for record in iter_records(path):
-                if url in (record.url, record.origin):
-                    found = record
-        except RecordError as exc:
-            _err(f"records cat: skipping the rest of a bad file: {exc}")
+        for record in iter_records(path, on_damage=damaged):
+            if url in (record.url, record.origin):
+                found = record
     return found
 
 
@@ -185,33 +204,37 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if root is None:
         return 2
     files = record_files(root)
-    records, problems = 0, []
+    records, problems, bad_files = 0, 0, 0
     for path in files:
-        count, problem = _verify_file(root, path)
+        count, found = _verify_file(root, path)
         records += count
-        if problem is not None:
-            problems.append(problem)
-            _err(problem)
+        problems += found
+        bad_files += found > 0
     if problems:
-        _err(f"FAILED: {len(problems)} of {len(files)} files have a bad record")
+        _err(f"FAILED: {problems} bad records or damaged spans in {bad_files} of {len(files)} "
+             f"files ({records} good records read)")
         return 1
     size = sum(path.stat().st_size for path in files)
     print(f"OK: {records} records in {len(files)} files, {size} bytes")
     return 0
 
 
-def _verify_file(root: Path, path: Path) -> tuple[int, str | None]:
-    """Good records read, and the first problem of the file as `path: offset N: reason`."""
-    count = 0
-    try:
-        for record in iter_records(path):
-            reason = _record_problem(root, path, record)
-            if reason is not None:
-                return count, str(RecordError(str(path), record.offset, reason))
+def _verify_file(root: Path, path: Path) -> tuple[int, int]:
+    """Good records read, and problems found, each said as `path: offset N: reason`."""
+    count, problems = 0, 0
+
+    def damaged(span: RecordError) -> None:
+        nonlocal problems
+        problems += 1
+        _err(str(span))
+
+    for record in iter_records(path, on_damage=damaged):
+        reason = _record_problem(root, path, record)
+        if reason is None:
             count += 1
-    except RecordError as exc:
-        return count, str(exc)
-    return count, None
+        else:
+            damaged(RecordError(str(path), record.offset, reason))
+    return count, problems
 
 
 def _record_problem(root: Path, path: Path, record: Record) -> str | None:
@@ -239,15 +262,25 @@ def cmd_repair(args: argparse.Namespace) -> int:
         return 2
     files, repaired = record_files(root), 0
     for path in files:
-        with PageFile(path) as page:  # opening repairs: one read of each file
-            if page.repaired_bytes:
-                repaired += 1
-                print(
-                    f"{path}: cut {page.repaired_bytes} bytes at offset {page.size} "
-                    f"(kept in {path.name}.cut-{page.size})"
-                )
+        spans = repair_file(path)
+        for span in spans:
+            print(f"{path}: cut {span.length} bytes at offset {span.offset} ({span.reason}; "
+                  f"kept in {path.name}.cut-{span.offset})")
+        if spans:
+            repaired += 1
+            _prune_links(path)
+    if repaired:
+        agree_indexes(root)
     print(f"repaired {repaired} of {len(files)} files")
     return 0
+
+
+def _prune_links(path: Path) -> None:
+    """links.tsv beside a repaired file keeps the lines of the urls it still holds."""
+    held = {record.url for record in iter_records(path)}
+    dropped = prune_links(path.with_name(LINKS_FILE), held)
+    if dropped:
+        print(f"{path.with_name(LINKS_FILE)}: dropped {dropped} lines of pages no longer held")
 
 
 # -- to-warc -----------------------------------------------------------------------------
@@ -259,6 +292,12 @@ def _add_to_warc(sub: argparse._SubParsersAction) -> None:
     )
     to_warc.add_argument("dir", help="data directory (the one holding data_<k>/)")
     to_warc.add_argument("out", help="the WARC file to write, e.g. crawl.warc.gz")
+    to_warc.add_argument(
+        "--skip-damaged",
+        action="store_true",
+        help="export every record that reads and name each one skipped (default: a damaged "
+        "record stops the export, and nothing is written)",
+    )
     to_warc.set_defaults(func=cmd_to_warc)
 
 
@@ -271,10 +310,13 @@ def cmd_to_warc(args: argparse.Namespace) -> int:
     if not Path(args.out).parent.is_dir():
         _err(f"records to-warc: {Path(args.out).parent}: no such directory")
         return 2
+    damaged = _Damage("to-warc") if args.skip_damaged else None
     try:
-        count = export_tree(root, args.out)
+        count = export_tree(root, args.out, on_damage=damaged)
     except RecordError as exc:
-        _err(f"records to-warc: {exc} (nothing written)")
+        _err(f"records to-warc: {exc} (nothing written; --skip-damaged exports the rest)")
         return 1
     print(f"wrote {count} response records to {args.out}")
+    if damaged is not None and damaged.spans:
+        print(f"skipped {damaged.spans} damaged records or spans")
     return 0

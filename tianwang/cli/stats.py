@@ -32,13 +32,16 @@ def cmd_stats(args: argparse.Namespace) -> int:
     except record_stats.StatsError as exc:
         print(f"tianwang stats: {exc}", file=sys.stderr)
         return 1
+    for span in stats.damaged:
+        print(f"tianwang stats: damaged, not counted: {span}", file=sys.stderr)
+    status = 1 if stats.damaged else 0  # the report is whole, of every record that reads
     fit = fit_sizes(stats.sizes)
     plot = Path(args.plot) if args.plot else None
     if plot is not None:
         record_stats.draw_plot(plot, stats.sizes, fit)
     if args.out is None:
         record_stats.write_report(sys.stdout, tree, stats, fit, plot)
-        return 0
+        return status
     out = Path(args.out)
     tmp = out.with_name(out.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as file:
@@ -46,7 +49,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     tmp.replace(out)
     print(f"stats: {stats.total.pages:,} pages, {stats.total.sites:,} sites, "
           f"{stats.total.bytes:,} bytes -> {out}")
-    return 0
+    return status
 
 
 def _positive(text: str) -> int:

@@ -33,7 +33,7 @@ from tianwang.analysis.recordscan import scan_urls
 from tianwang.formats.lines import iter_raw_lines
 from tianwang.formats.linksfile import LINKS_FILE
 from tianwang.formats.mirrors import MIRRORS_FILE
-from tianwang.formats.record import RecordError
+from tianwang.formats.record import RecordError, iter_records
 from tianwang.formats.store import host_dirname, record_files
 from tianwang.progress import Progress
 from tianwang.urls import url_host
@@ -112,7 +112,8 @@ def sample(tree: str | os.PathLike[str], out: str | os.PathLike[str], seed: int,
     try:
         sizes = site_sizes(tree, progress)
     except RecordError as exc:
-        raise SampleError(f"damaged record file: {exc}") from None
+        raise SampleError(f"damaged record file: {exc} (nothing written; `tianwang records "
+                          "repair` takes the damage out)") from None
     if not sizes:
         raise SampleError(f"{tree} holds no records (no data_*/<host>/page.dat)")
     bands, kept = kept_hosts(sizes, seed)
@@ -153,11 +154,23 @@ def _check(tree: Path, out: Path, force: bool) -> None:
 def _copy_hosts(tree: Path, tmp: Path, hosts: list[str], progress: Progress) -> None:
     """Each kept host's files as they are (a host is kept whole: no record to pick)."""
     for done, host in enumerate(hosts, 1):
+        _check_records(tree / host / "page.dat")
         (tmp / host).mkdir(parents=True)
         for name in ("page.dat", LINKS_FILE):
             if (tree / host / name).is_file():
                 shutil.copyfile(tree / host / name, tmp / host / name)
         progress("copy", done, len(hosts))
+
+
+def _check_records(path: Path) -> None:
+    """Every record of a file to be copied reads in full, DATA included (counting read the
+    headers only): a sample never carries damage along unsaid."""
+    try:
+        for _record in iter_records(path):
+            pass
+    except RecordError as exc:
+        raise SampleError(f"damaged record file: {exc} (nothing written; `tianwang records "
+                          "repair` takes the damage out)") from None
 
 
 def _copy_mirrors(tree: Path, tmp: Path, dirnames: set[str]) -> int:

@@ -26,7 +26,7 @@ from tianwang.analysis.globaldedup import DONE_FILE, WORK_DIR
 from tianwang.collection.pageclass import DOMAIN_TYPES, domain_type, is_dynamic, page_form
 from tianwang.collection.sizefit import SizeFit
 from tianwang.formats.http import body_start
-from tianwang.formats.record import RecordError, iter_records
+from tianwang.formats.record import iter_records
 from tianwang.formats.store import record_files
 from tianwang.progress import Progress
 
@@ -48,6 +48,7 @@ class Stats:
     forms: dict[str, Row] = field(default_factory=dict)
     sizes: list[int] = field(default_factory=list)  # pages of each site
     stored_bytes: int = 0  # the page.dat files on disk
+    damaged: list[str] = field(default_factory=list)  # each damaged span skipped, said
 
 
 class StatsError(Exception):
@@ -69,6 +70,7 @@ def collect(tree: Path, workers: int = 1, progress: Progress | None = None) -> S
             for form, row in count.forms.items():
                 _add(stats.forms.setdefault(form, Row()), row)
         stats.stored_bytes += count.stored_bytes
+        stats.damaged.extend(count.damaged)
         if progress is not None:
             progress("stats", done, len(files))
     return stats
@@ -82,11 +84,13 @@ class FileCount:
     site: Row
     forms: dict[str, Row]
     stored_bytes: int
+    damaged: list[str] = field(default_factory=list)
 
 
 def count_file(path: str) -> FileCount:
     site, forms, host = Row(sites=1), {}, ""
-    for record in iter_records(path):
+    damaged: list[str] = []  # text: it crosses from a worker process
+    for record in iter_records(path, on_damage=lambda span: damaged.append(str(span))):
         host = host or _host(record.url, path)
         form = page_form(record.url)
         dynamic = is_dynamic(record.url, form)
@@ -95,7 +99,7 @@ def count_file(path: str) -> FileCount:
             row.pages += 1
             row.dynamic += dynamic
             row.bytes += size
-    return FileCount(host, site, forms, os.path.getsize(path))
+    return FileCount(host, site, forms, os.path.getsize(path), damaged)
 
 
 def _counts(files: list[str], workers: int) -> Iterator[FileCount]:
@@ -245,10 +249,7 @@ def stats_of(tree: Path, workers: int, progress: Progress | None) -> Stats:
         raise StatsError(f"{tree}: {'not a directory' if tree.exists() else 'no such directory'}")
     if (tree / WORK_DIR).exists() and not (tree / DONE_FILE).exists():
         raise StatsError(f"{tree} is an unfinished dedup output; finish it first")
-    try:
-        stats = collect(tree, workers, progress)
-    except RecordError as exc:
-        raise StatsError(f"damaged record file: {exc}") from None
+    stats = collect(tree, workers, progress)
     if not stats.total.pages:
         raise StatsError(f"{tree} holds no records (no data_*/<host>/page.dat)")
     return stats

@@ -1,10 +1,11 @@
 """The Tianwang record format: read, write and store records (no Scrapy import here)."""
 
 from tianwang.formats.http import HttpMessage, build_http_response, parse_http_response
-from tianwang.formats.pagefile import PageFile
+from tianwang.formats.pagefile import PageFile, repair_file
 from tianwang.formats.record import (
     Record,
     RecordError,
+    check_file,
     encode_record,
     format_date,
     iter_records,
@@ -26,6 +27,7 @@ __all__ = [
     "RecordError",
     "RecordStore",
     "build_http_response",
+    "check_file",
     "encode_record",
     "format_date",
     "host_bucket",
@@ -35,5 +37,6 @@ __all__ = [
     "page_path",
     "parse_http_response",
     "record_files",
+    "repair_file",
     "valid_end",
 ]

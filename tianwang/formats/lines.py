@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import Iterable, Iterator
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -58,6 +59,37 @@ def complete_end(path: str | os.PathLike[str]) -> int:
             return 0
     except FileNotFoundError:
         return 0
+
+
+def prune_lines(path: str | os.PathLike[str], keep: Callable[[list[str]], bool]) -> int:
+    """Rewrite a table without the complete lines `keep` refuses; how many were dropped.
+
+    The dropped lines go to `<name>.cut-pruned` beside it, and the table is written beside
+    itself and renamed into place, so a crash leaves the old table or the new one.
+    """
+    path = Path(path)
+    if not path.exists():
+        return 0
+    dropped: list[bytes] = []
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            for raw in iter_raw_lines(path):
+                fields = raw[:-1].decode("utf-8", "surrogateescape").split("\t")
+                if keep(fields):
+                    out.write(raw)
+                else:
+                    dropped.append(raw)
+        if dropped:
+            with open(path.with_name(f"{path.name}.cut-pruned"), "ab") as aside:
+                aside.writelines(dropped)
+            os.replace(temp, path)
+        else:
+            os.unlink(temp)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return len(dropped)
 
 
 def encode_line(fields: Iterable[str]) -> bytes:

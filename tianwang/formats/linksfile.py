@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tianwang.formats.lines import LineLog, iter_lines
+from tianwang.formats.lines import LineLog, iter_lines, prune_lines
 from tianwang.formats.store import page_path
 
 LINKS_FILE = "links.tsv"
@@ -60,6 +60,12 @@ def out_links(data_dir: str | os.PathLike[str], url: str, host: str) -> list[str
         if fields[0] == url:
             found = fields[2:]
     return found
+
+
+def prune_links(path: str | os.PathLike[str], held: set[str]) -> int:
+    """Drop the lines of a links.tsv whose page is not among the urls its page.dat holds
+    (after a repair took damaged records out); the number dropped."""
+    return prune_lines(path, lambda fields: fields[0] in held)
 
 
 class LinkGraphWriter:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import tempfile
 import zlib
 from pathlib import Path
 from types import TracebackType
+from typing import BinaryIO
 
-from tianwang.formats.record import Record, encode_record, valid_end
+from tianwang.formats.record import Record, RecordError, check_file, encode_record, iter_records
 
 logger = logging.getLogger(__name__)
 
@@ -17,9 +19,10 @@ logger = logging.getLogger(__name__)
 class PageFile:
     """Appends records to one file; a record cut short by a crash is cut off on open.
 
-    The cut bytes are moved to ``page.dat.cut-<offset>`` beside the file rather than
-    destroyed: a crash leaves only a useless partial record there, but damage in the middle
-    of a file would otherwise take every good record after it.
+    Only a tail is cut: damage after which nothing reads to the end of the file. The cut
+    bytes are moved to ``page.dat.cut-<offset>`` beside the file rather than destroyed.
+    Damage in the middle of the file costs its own span only: readers skip it, new records
+    go after the last one, and `repair_file` (`tianwang records repair`) takes it out.
     """
 
     def __init__(
@@ -45,7 +48,13 @@ class PageFile:
         if not self.path.exists():
             return
         size = self.path.stat().st_size
-        end = valid_end(self.path)
+        end, damaged = check_file(self.path)
+        if damaged:
+            logger.warning(
+                "%s: %d damaged span(s) left in place, the first %s; readers skip them, "
+                "`tianwang records repair` takes them out",
+                self.path, len(damaged), damaged[0],
+            )
         if end < size:
             self._cut(end, size)
 
@@ -57,7 +66,7 @@ class PageFile:
             file.truncate(end)
         self.repaired_bytes = size - end
         logger.warning(
-            "%s: cut %d bytes of a damaged or unfinished record at offset %d (kept in %s)",
+            "%s: cut %d bytes of an unfinished record at offset %d (kept in %s)",
             self.path,
             size - end,
             end,
@@ -99,3 +108,44 @@ class PageFile:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def repair_file(path: str | os.PathLike[str]) -> list[RecordError]:
+    """Take every damaged span out of a file; the spans taken, each kept in
+    ``page.dat.cut-<offset>`` (offset in the file as it was) beside it.
+
+    The file is rewritten beside itself and renamed into place, so a crash leaves the old
+    file or the new one, never half of one.
+    """
+    path = Path(path)
+    spans: list[RecordError] = []
+    for _record in iter_records(path, on_damage=spans.append):
+        pass
+    if not spans:
+        return spans
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with open(path, "rb") as source, os.fdopen(handle, "wb") as out:
+            position = 0
+            for span in spans:
+                _copy(source, out, span.offset - position)
+                with open(path.with_name(f"{path.name}.cut-{span.offset}"), "ab") as keep:
+                    _copy(source, keep, span.length or 0)
+                position = span.offset + (span.length or 0)
+            shutil.copyfileobj(source, out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+    return spans
+
+
+def _copy(source: BinaryIO, out: BinaryIO, length: int) -> None:
+    while length > 0:
+        chunk = source.read(min(length, 1 << 20))
+        if not chunk:
+            return
+        out.write(chunk)
+        length -= len(chunk)

@@ -6,7 +6,7 @@ import os
 import re
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from email.utils import formatdate
 from typing import BinaryIO
@@ -21,6 +21,13 @@ _NUMBER = re.compile(r"[0-9]{1,18}\Z")  # 18 digits: more than any file, less th
 # Caps what one read may pull into memory when a corrupt file has no newline or a huge length.
 MAX_LINE = 1 << 20
 CHUNK = 1 << 20
+# The largest DATA a reader accepts, compressed (length) or not (unzip-length): a header
+# declaring more is damage, refused before a byte is allocated. The crawl's body limit
+# (TIANWANG_MAX_PAGE_BYTES, 10 MiB by default) plus 1 MiB for the status line and headers;
+# the writer refuses to write more, so every record written can be read back.
+MAX_DATA = 11 * (1 << 20)
+# Where a damaged record's span ends: the next "version:" that starts a record that reads.
+BOUNDARY = b"version:"
 
 Source = str | os.PathLike[str] | BinaryIO
 
@@ -46,15 +53,25 @@ class Record:
 class RecordError(Exception):
     """A malformed or truncated record, located by file and byte offset."""
 
-    def __init__(self, path: str | None, offset: int, reason: str) -> None:
+    def __init__(
+        self, path: str | None, offset: int, reason: str, length: int | None = None
+    ) -> None:
         super().__init__(path, offset, reason)
         self.path = path
         self.offset = offset
         self.reason = reason
+        # Bytes of the damaged span, up to the next good record or the end of the file;
+        # None when the reader stopped at the damage instead of reading past it.
+        self.length = length
 
     def __str__(self) -> str:
         where = f"{self.path}: " if self.path is not None else ""
-        return f"{where}offset {self.offset}: {self.reason}"
+        span = f" ({self.length} bytes skipped)" if self.length is not None else ""
+        return f"{where}offset {self.offset}{span}: {self.reason}"
+
+
+# Called with each damaged span (a RecordError with its length) when a reader goes on.
+OnDamage = Callable[[RecordError], None]
 
 
 class _Malformed(Exception):
@@ -76,6 +93,8 @@ def encode_record(
     if record.date is None:  # every record carries its crawl time; the writer's clock is it
         record = replace(record, date=format_date(time.time()))
     data = bytes(record.data)
+    if len(data) > MAX_DATA:  # no reader would take it back: refuse it here, nothing written
+        raise ValueError(f"DATA of {len(data)} bytes is over the record limit of {MAX_DATA}")
     stored = zlib.compress(data, level) if compress else data
     fields = header_fields(record)
     if compress:
@@ -126,44 +145,105 @@ def _check_value(name: str, value: str) -> None:
 # -- reading -----------------------------------------------------------------------------
 
 
-def iter_records(source: Source, path: str | None = None) -> Iterator[Record]:
-    """Records of a file (a path or a binary file object) in order, each with its offset."""
-    for record, _end in _scan(source, path):
+def iter_records(
+    source: Source,
+    path: str | None = None,
+    *,
+    on_damage: OnDamage | None = None,
+    limit: int = MAX_DATA,
+) -> Iterator[Record]:
+    """Records of a file (a path or a binary file object) in order, each with its offset.
+
+    A record that fails its checks raises RecordError (file, offset, reason), unless
+    on_damage is given: then the damaged span, from the bad record to the next record that
+    reads (or the end of the file), goes to on_damage with its length, and reading goes on.
+    A declared size over `limit` is damage, refused before anything is allocated.
+    """
+    for record, _end in _scan(source, path, on_damage, limit):
         yield record
 
 
 def valid_end(path: str | os.PathLike[str]) -> int:
-    """Offset just after the last good record before the first bad one (0 if none)."""
-    end = 0
-    try:
-        for _record, record_end in _scan(path, os.fspath(path)):
-            end = record_end
-    except RecordError:
-        return end  # the first bad record starts where the last good one ended
-    return end
+    """Where the file's unfinished tail starts: after the last record that reads, if only
+    damage follows it to the end of the file (a crash's half-written record); else the size.
+
+    Damage followed by a good record is not a tail: it costs that span only, and is left
+    for `tianwang records repair` to take out.
+    """
+    return check_file(path)[0]
 
 
-def _scan(source: Source, path: str | None) -> Iterator[tuple[Record, int]]:
+def check_file(path: str | os.PathLike[str]) -> tuple[int, list[RecordError]]:
+    """valid_end(path), and every damaged span before it (a tail of damage is not listed)."""
+    end, spans = 0, []
+    for _record, record_end in _scan(path, os.fspath(path), spans.append, MAX_DATA):
+        end = record_end
+    return end, [span for span in spans if span.offset < end]
+
+
+def _scan(
+    source: Source, path: str | None, on_damage: OnDamage | None, limit: int
+) -> Iterator[tuple[Record, int]]:
     if isinstance(source, str | os.PathLike):
         with open(source, "rb") as file:
-            yield from _scan_file(file, os.fspath(source) if path is None else path)
+            name = os.fspath(source) if path is None else path
+            yield from _scan_file(file, name, on_damage, limit)
     else:
-        yield from _scan_file(source, path)
+        yield from _scan_file(source, path, on_damage, limit)
 
 
-def _scan_file(file: BinaryIO, path: str | None) -> Iterator[tuple[Record, int]]:
+def _scan_file(
+    file: BinaryIO, path: str | None, on_damage: OnDamage | None, limit: int
+) -> Iterator[tuple[Record, int]]:
     offset = _tell(file)
     while True:
         try:
-            parsed = _read_record(file)
+            parsed = _read_record(file, limit)
         except _Malformed as exc:
-            raise RecordError(path, offset, str(exc)) from None
+            if on_damage is None or not file.seekable():
+                raise RecordError(path, offset, str(exc)) from None
+            good = _next_record(file, offset + 1, limit)
+            on_damage(RecordError(path, offset, str(exc), good - offset))
+            file.seek(good)
+            offset = good
+            continue
         if parsed is None:
             return
         record, size = parsed
         record.offset = offset
         offset += size
         yield record, offset
+
+
+def _next_record(file: BinaryIO, start: int, limit: int) -> int:
+    """Offset of the first record at or after start that reads in full, or the file's end.
+
+    Every "version:" is a candidate, not only one after a newline: garbage inserted before
+    a record must not cost the record.
+    """
+    size = file.seek(0, os.SEEK_END)
+    for candidate in _candidates(file, start, size):
+        file.seek(candidate)
+        try:
+            if _read_record(file, limit) is not None:
+                return candidate
+        except _Malformed:
+            pass
+    return size
+
+
+def _candidates(file: BinaryIO, start: int, size: int) -> Iterator[int]:
+    """Offsets of every BOUNDARY at or after start, reading a chunk at a time (each chunk
+    once, however many candidates it holds: a page about software versions has many)."""
+    overlap = len(BOUNDARY) - 1
+    while start < size:
+        file.seek(start)
+        chunk = file.read(CHUNK + overlap)
+        found = chunk.find(BOUNDARY)
+        while found >= 0:
+            yield start + found
+            found = chunk.find(BOUNDARY, found + 1)
+        start += CHUNK
 
 
 def _tell(file: BinaryIO) -> int:
@@ -173,18 +253,19 @@ def _tell(file: BinaryIO) -> int:
         return 0
 
 
-def _read_record(file: BinaryIO) -> tuple[Record, int] | None:
+def _read_record(file: BinaryIO, limit: int = MAX_DATA) -> tuple[Record, int] | None:
     header = _read_header(file)
     if header is None:
         return None
     fields, head_size = header
-    length = _number(fields, "length")
+    length = _number(fields, "length", limit)
+    unzip_length = _number(fields, "unzip-length", limit) if "unzip-length" in fields else None
     stored = _read_exact(file, length)
     if len(stored) < length:
         raise _Malformed(f"truncated record (length {length}, only {len(stored)} bytes left)")
     _expect_newline(file)
-    if "unzip-length" in fields:
-        stored = _inflate(stored, _number(fields, "unzip-length"))
+    if unzip_length is not None:
+        stored = _inflate(stored, unzip_length)
     return _make_record(fields, stored), head_size + length + 1
 
 
@@ -211,29 +292,35 @@ def _read_header(file: BinaryIO) -> tuple[dict[str, str], int] | None:
 
 
 def _parse_line(line: bytes, first: bool) -> tuple[str, str]:
+    """A property: a name, a colon, optional blanks, the value (the spec's "a name and a
+    value separated by a colon"). Names are read case-insensitively, except the first line's
+    `version`, written and matched in lowercase: it is what marks where a record starts."""
     if not line.endswith(b"\n"):
         if len(line) >= MAX_LINE:
             raise _Malformed(f"header line longer than {MAX_LINE} bytes")
         raise _Malformed("truncated record (header cut short)")
-    if first and not line.startswith(b"version: "):
-        raise _Malformed(f"record does not start with 'version: ': {line[:40]!r}")
+    if first and not line.startswith(BOUNDARY):
+        raise _Malformed(f"record does not start with 'version:': {line[:40]!r}")
     text = line[:-1]
     if not text:
         raise _Malformed("header ends without a length line")
     if b"\r" in text:
         raise _Malformed(f"CR in header line {text[:60]!r} (lines end with LF only)")
-    raw_name, sep, raw_value = text.partition(b": ")
+    raw_name, sep, raw_value = text.partition(b":")
     name = raw_name.decode("latin-1").lower()
     if not sep or not _NAME.match(name):
         raise _Malformed(f"bad header line {text[:60]!r} (want 'name: value')")
-    return name, raw_value.decode("utf-8", "surrogateescape")
+    return name, raw_value.lstrip(b" \t").decode("utf-8", "surrogateescape")
 
 
-def _number(fields: dict[str, str], name: str) -> int:
+def _number(fields: dict[str, str], name: str, limit: int) -> int:
     value = fields.get(name)
     if value is None or not _NUMBER.match(value):
         raise _Malformed(f"bad {name} header {value!r}")
-    return int(value)
+    number = int(value)
+    if number > limit:  # refused before anything that size is read or inflated
+        raise _Malformed(f"{name} {number} is over the reader's limit of {limit} bytes")
+    return number
 
 
 def _read_exact(file: BinaryIO, length: int) -> bytes:
@@ -261,7 +348,8 @@ def _inflate(stored: bytes, unzip_length: int) -> bytes:
     """zlib (what Tianwang readers expect) or gzip (what the paper says), checked for size."""
     inflater = zlib.decompressobj(31 if stored.startswith(GZIP_MAGIC) else 15)
     try:
-        # One byte over the promised size is enough to tell it lied; no bomb gets inflated.
+        # One byte over the promised size (itself under the limit) is enough to tell it
+        # lied; no bomb gets inflated further.
         data = inflater.decompress(stored, unzip_length + 1)
     except zlib.error as exc:
         raise _Malformed(f"bad compressed DATA: {exc}") from None

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import TracebackType
 
 from tianwang.formats.pagefile import PageFile
-from tianwang.formats.record import Record, iter_records
+from tianwang.formats.record import OnDamage, Record, iter_records
 
 _UNSAFE = frozenset("/\\\0")
 
@@ -47,10 +47,13 @@ def record_files(data_dir: str | os.PathLike[str]) -> list[Path]:
     return sorted(path for path in Path(data_dir).glob("data_*/*/page.dat") if path.is_file())
 
 
-def iter_tree(data_dir: str | os.PathLike[str]) -> Iterator[tuple[Path, Record]]:
-    """Every record of the tree with its file; RecordError (naming the file) on a bad one."""
+def iter_tree(
+    data_dir: str | os.PathLike[str], on_damage: OnDamage | None = None
+) -> Iterator[tuple[Path, Record]]:
+    """Every record of the tree with its file; RecordError (naming the file) on a bad one,
+    or, given on_damage, each damaged span to it and the reading goes on."""
     for path in record_files(data_dir):
-        for record in iter_records(path):
+        for record in iter_records(path, on_damage=on_damage):
             yield path, record
 
 

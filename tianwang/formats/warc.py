@@ -19,7 +19,7 @@ from pathlib import Path
 from warcio.warcwriter import WARCWriter
 
 from tianwang.formats.http import parse_http_response
-from tianwang.formats.record import Record, RecordError
+from tianwang.formats.record import OnDamage, Record, RecordError
 from tianwang.formats.store import iter_tree
 
 ORIGIN_HEADER = "WARC-Tianwang-Origin"
@@ -55,17 +55,22 @@ def write_record(writer: WARCWriter, record: Record) -> None:
     writer.write_record(warc)
 
 
-def export_tree(data_dir: str | os.PathLike[str], out: str | os.PathLike[str]) -> int:
+def export_tree(
+    data_dir: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    on_damage: OnDamage | None = None,
+) -> int:
     """Write every record of data_dir to the gzipped WARC file out; the records written.
 
     The file appears whole or not at all: it is written beside out and renamed into place,
     so a bad record (RecordError, ValueError naming file and offset) leaves nothing behind.
+    Given on_damage, a bad record goes to it instead and the export goes on without it.
     """
     out = Path(out)
     handle, temp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as file:
-            count = _write_all(WARCWriter(file, gzip=True), data_dir, out.name)
+            count = _write_all(WARCWriter(file, gzip=True), data_dir, out.name, on_damage)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temp, out)
@@ -75,15 +80,24 @@ def export_tree(data_dir: str | os.PathLike[str], out: str | os.PathLike[str]) -
     return count
 
 
-def _write_all(writer: WARCWriter, data_dir: str | os.PathLike[str], filename: str) -> int:
+def _write_all(
+    writer: WARCWriter,
+    data_dir: str | os.PathLike[str],
+    filename: str,
+    on_damage: OnDamage | None,
+) -> int:
     info = {"software": "tianwang", "format": "WARC File Format 1.0", "source": str(data_dir)}
     writer.write_record(writer.create_warcinfo_record(filename, info))
     count = 0
-    for path, record in iter_tree(data_dir):
+    for path, record in iter_tree(data_dir, on_damage=on_damage):
         try:
             parse_http_response(record.data)  # warcio's own error would not say where
-            write_record(writer, record)
+            write_record(writer, record)  # a bad date is found before anything is written
         except ValueError as exc:
-            raise RecordError(str(path), record.offset, str(exc)) from None
+            error = RecordError(str(path), record.offset, str(exc))
+            if on_damage is None:
+                raise error from None
+            on_damage(error)
+            continue
         count += 1
     return count

@@ -106,7 +106,7 @@ class MD5DedupPipeline:
             return  # not ours, or dropped here as a duplicate
         name, path = self._file(item.url)
         assert self.store is not None
-        if _size(path) > self.store.indexed_end(name):
+        if _stat(path)[0] > self.store.indexed_end(name):
             self._commit(item, md5)
         else:
             self._pending.pop(md5, None)
@@ -115,7 +115,9 @@ class MD5DedupPipeline:
         assert self.store is not None
         self._pending.pop(md5, None)
         name, path = self._file(item.url)
-        self.store.add(md5, item.url, name, _size(path))
+        # The mtime comes with the size from one stat: the index tells by it, on open, a
+        # file changed since (by a crash or in place) from one it knows.
+        self.store.add(md5, item.url, name, *_stat(path))
 
     def _file(self, url: str) -> tuple[str, Path]:
         host = url_host(url)
@@ -126,8 +128,10 @@ class MD5DedupPipeline:
         return found
 
 
-def _size(path: Path) -> int:
+def _stat(path: Path) -> tuple[int, int]:
+    """The file's size and mtime in ns; (0, -1) if there is no file."""
     try:
-        return path.stat().st_size
+        stat = path.stat()
     except FileNotFoundError:
-        return 0
+        return 0, -1
+    return stat.st_size, stat.st_mtime_ns

@@ -11,9 +11,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scrapy.exceptions import DropItem
+
 from tianwang import signals
 from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str
 from tianwang.formats import Record, RecordStore, build_http_response, format_date
+from tianwang.formats.record import MAX_DATA
 from tianwang.items import PageItem
 from tianwang.urls import url_host
 
@@ -30,6 +33,7 @@ class TianwangStoragePipeline:
         self.stats: Any = None
         self.signals: Any = None
         self.started = 0.0
+        self._warned_too_big = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> TianwangStoragePipeline:
@@ -80,6 +84,15 @@ class TianwangStoragePipeline:
     def _store(self, item: PageItem) -> None:
         assert self.store is not None
         record = to_record(item)
+        if len(record.data) > MAX_DATA:
+            # Readers refuse a record over their limit as damage: better not stored at all.
+            self.stats.inc_value("tianwang/storage/too_big")
+            if not self._warned_too_big:
+                self._warned_too_big = True
+                logger.warning("%s: %d bytes with its headers, over the %d a record may hold; "
+                               "not stored (counted in tianwang/storage/too_big)",
+                               item.url, len(record.data), MAX_DATA)
+            raise DropItem(f"over the record limit of {MAX_DATA} bytes", log_level="DEBUG")
         self.store.write(url_host(item.url), record)
         self.stats.inc_value("tianwang/storage/records")
         self.stats.inc_value("tianwang/storage/body_bytes", len(item.body))
