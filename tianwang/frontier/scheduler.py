@@ -18,7 +18,7 @@ robots.txt requests never reach a scheduler (the middleware downloads them itsel
 
 Dedup: a fixed-size Bloom filter of Scrapy's request fingerprints; ``dont_filter`` skips it.
 
-Under JOBDIR, requests live in an append-only log (store.RequestLog) and a request is marked
+Under JOBDIR, requests live in an append-only log (requestlog.RequestLog) and a request is marked
 done once the engine has finished with it (its response parsed, its items through the
 pipelines, its links pushed), so a SIGKILL can at worst refetch the requests in flight.
 """
