@@ -26,7 +26,7 @@ def test_crawl_delay_spaces_every_request_to_the_host(protocols_crawls) -> None:
     for crawl in (protocols_crawls.on, protocols_crawls.off):
         times = [line["time"] for line in crawl.requests(web.CRAWL_DELAY_HOST)]
         assert len(times) >= 6  # robots.txt, the homepage, four pages
-        gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+        gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
         assert min(gaps) >= web.CRAWL_DELAY, gaps
     assert protocols_crawls.off.stats["tianwang/robots/crawl_delay_hosts"] == 1
 
@@ -60,7 +60,7 @@ def test_robots_unavailable_means_nothing_fetched_after_its_retries(protocols_cr
     requests = crawl.requests(host)
     assert [line["url"] for line in requests] == [f"http://{host}/robots.txt"] * (
         1 + ROBOTS_RETRIES)
-    gaps = [b["time"] - a["time"] for a, b in zip(requests, requests[1:])]
+    gaps = [b["time"] - a["time"] for a, b in zip(requests, requests[1:], strict=False)]
     assert min(gaps) >= ROBOTS_RETRY_DELAY
     assert crawl.stats["tianwang/robots/unavailable_dropped"] == 2
 
@@ -80,7 +80,7 @@ def test_robots_txt_is_fetched_again_after_its_ttl(protocols_crawls) -> None:
     requests = protocols_crawls.on.requests(web.CRAWL_DELAY_HOST)
     robots = [line["time"] for line in requests if line["url"].endswith("/robots.txt")]
     assert len(robots) >= 2  # the host is crawled for longer than the TTL
-    assert min(b - a for a, b in zip(robots, robots[1:])) >= ROBOTS_TTL
+    assert min(b - a for a, b in zip(robots, robots[1:], strict=False)) >= ROBOTS_TTL
     # With the default TTL (a day) the same host's robots.txt is asked for once.
     assert [p for p in _paths(protocols_crawls.off, web.CRAWL_DELAY_HOST)
             if p == "/robots.txt"] == ["/robots.txt"]

@@ -194,7 +194,8 @@ class ProtocolWeb:
             url = _absolute(host, path)  # the form a request asks for
             absolute = [_absolute(host, link) for link in links]
             if response is None:
-                response = Response(200, [("Content-Type", HTML)], _page(path, links))
+                # The host in the title: no two hosts' pages are copies (dedup would drop one).
+                response = Response(200, [("Content-Type", HTML)], _page(url, links))
             mime = (response.header("Content-Type") or "").split(";")[0]
             pages[url] = (response, {
                 "url": url, "host": host, "status": response.status, "content_type": mime,
@@ -264,7 +265,7 @@ class ProtocolWeb:
 
         for path, coding in ENCODED_PAGES.items():
             links = [p for p in ENCODED_PAGES if p != path]
-            body = _encode(_page(path, links), coding)
+            body = _encode(_page(_absolute(ENCODING_HOST, path), links), coding)
             add(ENCODING_HOST, path, links, response=Response(
                 200, [("Content-Type", HTML), ("Content-Encoding", coding)], body))
         return pages
@@ -272,7 +273,7 @@ class ProtocolWeb:
     def plain_body(self, url: str) -> bytes:
         """The decoded body of an encoded page, as a reader must get it back."""
         path = urlsplit(url).path
-        return _page(path, [p for p in ENCODED_PAGES if p != path])
+        return _page(url, [p for p in ENCODED_PAGES if p != path])
 
     def truth(self) -> Iterator[dict[str, Any]]:
         for _response, record in self.pages.values():

@@ -1,0 +1,59 @@
+"""Sitemaps as a url source (tianwang/spiders/sitemaps.py), against the protocol hosts'
+truth: pages only a sitemap leads to are fetched with TIANWANG_SITEMAPS on and only then, and
+the sitemap bomb stays within every bound."""
+
+from __future__ import annotations
+
+import re
+
+from tests.protocols_crawl import SITEMAP_MAX_DEPTH, SITEMAP_MAX_FILES, SITEMAP_MAX_URLS
+from tianwang.formats.linkgraph import iter_pages
+from tianwang.testweb import protocols as web
+
+STORED = "text/html"
+
+
+def _pages(truth: dict, *, sitemap_only: bool | None = None) -> set[str]:
+    return {url for url, page in truth.items() if page["content_type"] == STORED
+            and page["host"] != web.BOMB_HOST and page["status"] == 200
+            and (page["fetched"] or (sitemap_only is not False and page["sitemap_only"]))}
+
+
+def test_sitemap_only_pages_are_fetched_with_sitemaps_on(protocols_crawls) -> None:
+    truth, crawl = protocols_crawls.truth, protocols_crawls.on
+    stored = {url for url in crawl.stored if web.BOMB_HOST not in url}
+    assert stored == _pages(truth)
+    hidden = {url for url, page in truth.items() if page["sitemap_only"] and url in stored}
+    assert len(hidden) == 6  # h1-h3 from the index (one gzip), h4 linked from h1, o1-o2
+
+
+def test_sitemap_only_pages_are_not_fetched_with_sitemaps_off(protocols_crawls) -> None:
+    truth, crawl = protocols_crawls.truth, protocols_crawls.off
+    stored = {url for url in crawl.stored if web.BOMB_HOST not in url}
+    assert stored == _pages(truth, sitemap_only=False)
+    requested = {line["url"] for line in crawl.log}
+    assert not {url for url, page in truth.items() if page["sitemap_only"]} & requested
+    assert not [url for url in requested if web.BOMB_HOST in url and "/bomb/" in url]
+
+
+def test_sitemap_urls_are_level_one(protocols_crawls) -> None:
+    # A sitemap's url is an entry point, like a seed: it has no parent in the link graph.
+    parents = {page.url: page.parent for page in iter_pages(protocols_crawls.on.data)}
+    assert parents[f"http://{web.SITEMAP_HOST}/hidden/h1.html"] == ""
+    assert parents[f"http://{web.SITEMAP_HOST}/hidden/h4.html"] == (
+        f"http://{web.SITEMAP_HOST}/hidden/h1.html")
+
+
+def test_sitemap_bomb_stays_within_its_bounds(protocols_crawls) -> None:
+    crawl = protocols_crawls.on
+    paths = [line["url"].split(web.BOMB_HOST, 1)[1] for line in crawl.requests(web.BOMB_HOST)]
+    sitemaps = [p for p in paths if p.endswith((".xml", ".xml.gz"))]
+    assert 0 < len(sitemaps) <= SITEMAP_MAX_FILES
+    depths = [int(m.group(1)) for p in sitemaps if (m := re.match(r"/bomb/deep-(\d+)", p))]
+    assert depths and max(depths) <= SITEMAP_MAX_DEPTH
+    from_huge = [p for p in paths if re.fullmatch(r"/bomb/u\d+\.html", p)]
+    assert len(from_huge) == SITEMAP_MAX_URLS  # of the 5,000 it lists
+    assert not [p for p in paths if re.fullmatch(r"/bomb/z\d+\.html", p)]  # the gzip bomb
+    assert crawl.stats["tianwang/sitemap/limit/too_big"] == 1
+    assert len([url for url in crawl.stored if web.BOMB_HOST in url]) <= (
+        1 + SITEMAP_MAX_URLS + SITEMAP_MAX_FILES)
