@@ -7,6 +7,7 @@ the first time, a robots.txt that fails once), so a second crawl must meet them 
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,8 @@ SITEMAP_MAX_URLS, SITEMAP_MAX_FILES, SITEMAP_MAX_DEPTH = 20, 8, 2
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 ROBOTS_RETRY_DELAY, ROBOTS_RETRIES = 1, 2
 ROBOTS_TTL = 3
+CENTURY = 100 * 365 * 86400
+REFRESH_NOW = 4_083_000_000  # 2099-05-20, after the later lastmod of the test web's sitemap
 SETTINGS = {
     # One connection per host, the project's own default (tests otherwise use 4): so a
     # request "after" a 429 in the access log was also sent after it.
@@ -54,8 +57,9 @@ class Crawl:
 @dataclass
 class ProtocolCrawls:
     truth: dict[str, dict]  # the protocol hosts' urls only
-    on: Crawl  # TIANWANG_SITEMAPS on
+    on: Crawl  # TIANWANG_SITEMAPS on (and TIANWANG_CHANGES: sitemap lastmods recorded)
     off: Crawl  # off (the default)
+    refresh: Crawl  # the refresh spider on a copy of on's data, at REFRESH_NOW
 
 
 def run_protocols_crawls(workdir: Path) -> ProtocolCrawls:
@@ -67,17 +71,26 @@ def run_protocols_crawls(workdir: Path) -> ProtocolCrawls:
     # The "on" crawl also keeps robots.txt only ROBOTS_TTL seconds: the Crawl-delay host,
     # crawled for longer than that, has its robots.txt fetched again.
     on = _crawl(workdir / "on", seeds, {**SETTINGS, "TIANWANG_SITEMAPS": "True",
-                                        "TIANWANG_ROBOTS_TTL": str(ROBOTS_TTL)})
+                                        "TIANWANG_ROBOTS_TTL": str(ROBOTS_TTL),
+                                        "TIANWANG_CHANGES": "True"})
     off = _crawl(workdir / "off", seeds, SETTINGS)
-    return ProtocolCrawls(truth, on, off)
+    shutil.copytree(on.data, workdir / "refresh-data")
+    # No url is due by its change rate (a revisit interval of a century): only what a
+    # sitemap says changed since the crawl.
+    refresh = _crawl(workdir / "refresh", seeds, {
+        **SETTINGS, "TIANWANG_MIN_REVISIT": str(CENTURY), "TIANWANG_MAX_REVISIT": str(CENTURY),
+    }, spider="refresh", args={"now": str(REFRESH_NOW)}, data=workdir / "refresh-data")
+    return ProtocolCrawls(truth, on, off, refresh)
 
 
-def _crawl(workdir: Path, seeds: Path, settings: dict[str, str]) -> Crawl:
+def _crawl(workdir: Path, seeds: Path, settings: dict[str, str], spider: str = "site",
+           args: dict[str, str] | None = None, data: Path | None = None) -> Crawl:
     workdir.mkdir()
-    log_path, data = workdir / "access.jsonl", workdir / "data"
+    log_path, data = workdir / "access.jsonl", data or workdir / "data"
     with TestWebProcess(SEED, HOSTS, access_log=log_path, extra_args=("--protocols",)) as web:
         settings = {**settings, "TIANWANG_PROXY": web.address, "TIANWANG_DATA_DIR": str(data)}
-        result = scrapy_crawl("site", {"seeds": str(seeds)}, settings, cwd=workdir, timeout=120)
+        args = args if args is not None else {"seeds": str(seeds)}
+        result = scrapy_crawl(spider, args, settings, cwd=workdir, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     log = [json.loads(line) for line in log_path.read_text(encoding="utf-8").splitlines()]
     stored = {}

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import re
 
-from tests.protocols_crawl import SITEMAP_MAX_DEPTH, SITEMAP_MAX_FILES, SITEMAP_MAX_URLS
+from tests.protocols_crawl import (
+    REFRESH_NOW,
+    SITEMAP_MAX_DEPTH,
+    SITEMAP_MAX_FILES,
+    SITEMAP_MAX_URLS,
+)
+from tianwang.formats.history import HistoryStore
 from tianwang.formats.linkgraph import iter_pages
+from tianwang.pipelines.changes import w3c_datetime
 from tianwang.testweb import protocols as web
 
 STORED = "text/html"
@@ -57,3 +64,21 @@ def test_sitemap_bomb_stays_within_its_bounds(protocols_crawls) -> None:
     assert crawl.stats["tianwang/sitemap/limit/too_big"] == 1
     assert len([url for url in crawl.stored if web.BOMB_HOST in url]) <= (
         1 + SITEMAP_MAX_URLS + SITEMAP_MAX_FILES)
+
+
+def test_lastmods_go_to_the_visit_history(protocols_crawls) -> None:
+    with HistoryStore(protocols_crawls.on.data, readonly=True) as store:
+        lastmods = store.lastmods()
+    expected = {url: w3c_datetime(page["lastmod"])
+                for url, page in protocols_crawls.truth.items() if page["lastmod"]}
+    assert lastmods == expected and len(expected) == 2
+
+
+def test_refresh_revisits_what_a_sitemap_says_changed(protocols_crawls) -> None:
+    truth, refresh = protocols_crawls.truth, protocols_crawls.refresh
+    with HistoryStore(protocols_crawls.on.data, readonly=True) as store:
+        visited = {state.url: state.time for state in store.pages()}
+    changed = {url for url, page in truth.items() if page["lastmod"]
+               and visited[url] < w3c_datetime(page["lastmod"]) <= REFRESH_NOW}
+    requested = {line["url"] for line in refresh.log if not line["url"].endswith("/robots.txt")}
+    assert requested == changed and len(changed) == 1

@@ -125,7 +125,7 @@ class SiteSpider(Spider):
         for sitemap in self.sitemaps.for_robots(urljoin(request.url, "/robots.txt"), robotparser):
             self.crawler.engine.crawl(sitemap)
 
-    def parse_sitemap(self, response: Response) -> Iterator[Request]:
+    def parse_sitemap(self, response: Response) -> Iterator[Any]:
         assert self.sitemaps is not None
         yield from self.sitemaps.parse(response)
 

@@ -14,7 +14,9 @@ reached is counted (tianwang/sitemap/...) and logged once.
 Levels: a url a sitemap lists is an entry point the site names, as a seed is: it is level 1
 (the sitemap's own level does not count), so its links are followed as a seed's are. Only
 urls the spider would follow from a page of the sitemap's host are taken (the same host,
-unless TIANWANG_STAY_IN_HOST is off); `lastmod` rides on the request (meta tianwang_lastmod).
+unless TIANWANG_STAY_IN_HOST is off); `lastmod` rides on the request (meta tianwang_lastmod)
+and, with TIANWANG_CHANGES, goes to the visit history as a SitemapLastmodItem: the refresh
+spider revisits a url whose lastmod is later than its last visit.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 
 from tianwang.config import get_bool, get_int
+from tianwang.items import SitemapLastmodItem
 from tianwang.urls import url_host
 
 logger = logging.getLogger(__name__)
@@ -47,6 +50,7 @@ class SitemapConfig:
     max_files: int
     max_depth: int
     max_bytes: int
+    lastmod_items: bool  # TIANWANG_CHANGES: lastmods go to the visit history
 
     @classmethod
     def from_settings(cls, settings: Any) -> SitemapConfig:
@@ -56,6 +60,7 @@ class SitemapConfig:
             max_files=get_int(settings, "TIANWANG_SITEMAP_MAX_FILES", minimum=1),
             max_depth=get_int(settings, "TIANWANG_SITEMAP_MAX_DEPTH", minimum=0),
             max_bytes=get_int(settings, "TIANWANG_MAX_PAGE_BYTES", minimum=0),
+            lastmod_items=get_bool(settings, "TIANWANG_CHANGES"),
         )
 
 
@@ -98,7 +103,7 @@ class SitemapReader:
         return Request(url, callback=self.sitemap_callback,
                        meta={SITEMAP_META: (host, depth), "depth": 0, "depth_reset": True})
 
-    def parse(self, response: Response) -> Iterator[Request]:
+    def parse(self, response: Response) -> Iterator[Request | SitemapLastmodItem]:
         """The urls (or sitemaps) of a fetched sitemap, within every bound."""
         host, depth = response.meta[SITEMAP_META]
         body = self._body(response)
@@ -128,7 +133,7 @@ class SitemapReader:
             if request is not None:
                 yield request
 
-    def _urls(self, sitemap: Sitemap, host: str) -> Iterator[Request]:
+    def _urls(self, sitemap: Sitemap, host: str) -> Iterator[Request | SitemapLastmodItem]:
         taken = 0
         for entry in sitemap:
             url = entry.get("loc", "")
@@ -143,6 +148,8 @@ class SitemapReader:
             meta: dict[str, Any] = {"depth_reset": True}  # level 1, as a seed
             if entry.get("lastmod"):
                 meta[LASTMOD_META] = entry["lastmod"]
+                if self.config.lastmod_items:  # even for a url the crawl has seen already
+                    yield SitemapLastmodItem(url, entry["lastmod"])
             yield Request(url, callback=self.page_callback, meta=meta)
 
     def _body(self, response: Response) -> bytes | None:

@@ -53,7 +53,9 @@ CHARSET_HOST = "www.zhongwen.cn"
 ENCODING_HOST = "www.squeeze.org"
 BOMB_URLS = 5000  # urls in the bomb host's huge urlset
 BOMB_INFLATED = 32 * 1024 * 1024  # bytes the bomb host's gzip sitemap inflates to
-LASTMOD = "2026-11-01T08:00:00+00:00"  # the sitemapped pages' lastmod
+LASTMOD = "2026-11-01T08:00:00+00:00"  # a sitemapped page's lastmod, before any crawl
+# Another's, after any crawl: a refresh at a later `now` must revisit it (and only it).
+LATER_LASTMOD = "2099-01-01T00:00:00+00:00"
 
 HTML = "text/html; charset=utf-8"
 XML = "application/xml"
@@ -65,9 +67,12 @@ def _page(title: str, links: list[str], charset: str = "utf-8", head: str = "") 
             f"<body><h1>{title}</h1>\n<ul>\n{anchors}</ul></body></html>\n").encode(charset)
 
 
-def _urlset(urls: list[str], lastmod: str | None = None, pad: str = "") -> bytes:
-    mod = f"<lastmod>{lastmod}</lastmod>" if lastmod else ""
-    entries = "".join(f"<url><loc>{url}</loc>{mod}</url>\n" for url in urls)
+def _urlset(urls: list[str], lastmods: dict[str, str] | None = None, pad: str = "") -> bytes:
+    def mod(url: str) -> str:
+        lastmod = (lastmods or {}).get(url)
+        return f"<lastmod>{lastmod}</lastmod>" if lastmod else ""
+
+    entries = "".join(f"<url><loc>{url}</loc>{mod(url)}</url>\n" for url in urls)
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
             f"{entries}{pad}</urlset>\n").encode()
@@ -236,13 +241,13 @@ class ProtocolWeb:
             _index([f"{base}/maps/a.xml", f"{base}/maps/b.xml.gz"]))
         xml(SITEMAP_HOST, "/maps/a.xml",
             _urlset([f"{base}/hidden/h1.html", f"{base}/hidden/h2.html", f"{base}/about.html"],
-                    LASTMOD))
+                    {f"{base}/hidden/h1.html": LASTMOD, f"{base}/hidden/h2.html": LATER_LASTMOD}))
         xml(SITEMAP_HOST, "/maps/b.xml.gz", gzip.compress(_urlset([f"{base}/hidden/h3.html"])),
             "application/gzip")
         add(SITEMAP_HOST, "/hidden/h1.html", ["/hidden/h4.html"], fetched=False,
             sitemap_only=True, lastmod=LASTMOD)
         add(SITEMAP_HOST, "/hidden/h2.html", [], fetched=False, sitemap_only=True,
-            lastmod=LASTMOD)
+            lastmod=LATER_LASTMOD)
         add(SITEMAP_HOST, "/hidden/h3.html", [], fetched=False, sitemap_only=True)
         add(SITEMAP_HOST, "/hidden/h4.html", [], fetched=False, sitemap_only=True)
 
