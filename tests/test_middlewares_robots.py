@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import project_crawler
+from tests.conftest import project_crawler, scrapy_crawl
+from tests.filters_crawl import final_stats
 from tests.protocols_crawl import ROBOTS_RETRIES, ROBOTS_RETRY_DELAY, ROBOTS_TTL
 from tianwang.config import SettingError
 from tianwang.middlewares.robots import RobotsConfig, RobotsParser
@@ -112,3 +113,22 @@ def test_replaces_scrapys_middleware_in_the_project_settings() -> None:
     middlewares = crawler.settings.getdict("DOWNLOADER_MIDDLEWARES")
     assert middlewares["scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"] is None
     assert middlewares["tianwang.middlewares.robots.RobotsMiddleware"] == 100
+
+
+def test_unreachable_robots_is_retried_then_the_request_dropped(tmp_path) -> None:
+    """No server at all (a refused connection, fetched directly): as a 5xx, not allow all."""
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = scrapy_crawl("site", {"seeds": f"http://localhost:{port}/"}, {
+        "TIANWANG_PROXY": "", "TIANWANG_BLOCK_PRIVATE": "False",
+        "TIANWANG_DROP_OTHER_PORTS": "False", "TIANWANG_DATA_DIR": str(tmp_path / "data"),
+        "TIANWANG_ROBOTS_RETRY_DELAY": "0.2", "TIANWANG_ROBOTS_RETRIES": "1",
+    }, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result.stderr[-3000:]
+    stats = final_stats(result.stderr)
+    assert stats["robotstxt/request_count"] == 2  # robots.txt, then once more
+    assert stats["tianwang/robots/unavailable_dropped"] == 1
+    assert "downloader/request_count" in stats and stats["downloader/request_count"] == 2
