@@ -128,8 +128,9 @@ class RobotsMiddleware(RobotsTxtMiddleware):
     async def process_request(self, request: Request) -> None:  # type: ignore[override]
         if request.meta.get("dont_obey_robotstxt") or request.url.startswith(("data:", "file:")):
             return
-        netloc = urlparse_cached(request).netloc
-        robots = await self._robots(request, netloc)
+        url = urlparse_cached(request)
+        origin = f"{url.scheme}://{url.netloc}"  # RFC 9309: one robots.txt per scheme too
+        robots = await self._robots(request, origin)
         while robots.unavailable and robots.parser is None:
             if robots.failures > self.config.retries:
                 self._stats.inc_value("tianwang/robots/unavailable_dropped")
@@ -138,7 +139,7 @@ class RobotsMiddleware(RobotsTxtMiddleware):
                 raise IgnoreRequest("robots.txt unavailable")
             self._stats.inc_value("tianwang/robots/unavailable_waits")
             await _sleep(max(0.0, robots.expires - time.monotonic()))
-            robots = await self._robots(request, netloc)
+            robots = await self._robots(request, origin)
         if robots.parser is not None and not robots.parser.allowed(request.url, self.user_agent):
             self._stats.inc_value("robotstxt/forbidden")
             raise IgnoreRequest("Forbidden by robots.txt")
@@ -158,11 +159,11 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         if slot is not None:
             slot.lastseen = time.monotonic()  # the clock Scrapy's slots keep it in
 
-    async def _robots(self, request: Request, netloc: str) -> HostRobots:
+    async def _robots(self, request: Request, origin: str) -> HostRobots:
         """The host's robots.txt state, fetched again if it expired (one fetch at a time)."""
-        robots = self.hosts.get(netloc)
+        robots = self.hosts.get(origin)
         if robots is None:
-            robots = self.hosts[netloc] = HostRobots()
+            robots = self.hosts[origin] = HostRobots()
             self._forget_oldest()
         if robots.waiters is not None:  # another request is fetching it: wait for that
             waiter: defer.Deferred = defer.Deferred()
@@ -173,17 +174,16 @@ class RobotsMiddleware(RobotsTxtMiddleware):
             return robots
         robots.waiters = []
         try:
-            await self._fetch(request, netloc, robots)
+            await self._fetch(request, origin, robots)
         finally:
             waiters, robots.waiters = robots.waiters, None
             for waiter in waiters:
                 waiter.callback(None)
         return robots
 
-    async def _fetch(self, request: Request, netloc: str, robots: HostRobots) -> None:
-        url = urlparse_cached(request)
+    async def _fetch(self, request: Request, origin: str, robots: HostRobots) -> None:
         robots_request = Request(
-            f"{url.scheme}://{netloc}/robots.txt",
+            f"{origin}/robots.txt",
             priority=self.DOWNLOAD_PRIORITY,
             # This middleware retries robots.txt itself, after a delay: not Scrapy's retries
             # at once, nor the back-off middleware's pauses.
@@ -198,17 +198,17 @@ class RobotsMiddleware(RobotsTxtMiddleware):
             self._read(robots, None)
         except Exception as exc:  # no answer: unavailable
             self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
-            self._failed(robots, netloc, f"{type(exc).__name__}: {exc}")
+            self._failed(robots, origin, f"{type(exc).__name__}: {exc}")
         else:
-            await self._answered(request, response, netloc, robots)
+            await self._answered(request, response, origin, robots)
 
-    async def _answered(self, request: Request, response: Response, netloc: str,
+    async def _answered(self, request: Request, response: Response, origin: str,
                         robots: HostRobots) -> None:
         status = response.status
         self._stats.inc_value("robotstxt/response_count")
         self._stats.inc_value(f"robotstxt/response_status_count/{status}")
         if status == 429 or status >= 500:
-            self._failed(robots, netloc, f"status {status}")
+            self._failed(robots, origin, f"status {status}")
             return
         parser = RobotsParser(response.body) if 200 <= status < 300 else None
         if parser is None:
@@ -222,44 +222,50 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         robots.parser, robots.unavailable, robots.failures = parser, False, 0
         robots.expires = time.monotonic() + self.config.ttl
 
-    def _failed(self, robots: HostRobots, netloc: str, why: str) -> None:
+    def _failed(self, robots: HostRobots, origin: str, why: str) -> None:
         robots.unavailable = True
         robots.failures += 1
         robots.expires = time.monotonic() + self.config.retry_delay
         self._stats.inc_value("tianwang/robots/unavailable")
         kept = " (keeping its earlier rules)" if robots.parser is not None else ""
         logger.info("robots.txt of %s unavailable (%s)%s; asking again in %g s",
-                    netloc, why, kept, self.config.retry_delay)
+                    origin, why, kept, self.config.retry_delay)
 
     def _apply_crawl_delay(self, request: Request, parser: RobotsParser | None) -> None:
-        """Raise the host's download delay to its Crawl-delay (capped); never lower it."""
+        """Set the host's download delay to its Crawl-delay (capped), never below
+        DOWNLOAD_DELAY; a robots.txt read again may lower or drop it."""
         asked = parser.crawl_delay(self.user_agent) if parser is not None else None
-        if not asked or asked <= 0:
-            return
-        delay = min(float(asked), self.config.max_crawl_delay)
-        if asked > delay:
-            self._stats.inc_value("tianwang/robots/crawl_delay_capped")
         downloader = self.crawler.engine.downloader
         key = downloader.get_slot_key(request)
-        settings = downloader.per_slot_settings.setdefault(key, {})
-        if delay <= settings.get("delay", self.crawler.settings.getfloat("DOWNLOAD_DELAY")):
+        base = self.crawler.settings.getfloat("DOWNLOAD_DELAY")
+        delay = min(float(asked), self.config.max_crawl_delay) if asked and asked > 0 else 0.0
+        if asked and asked > delay:
+            self._stats.inc_value("tianwang/robots/crawl_delay_capped")
+        if delay <= base and key not in self.delayed:
             return
-        settings.update(delay=delay, jitter=0)  # a slot made later (or again) gets it too
+        delay = max(delay, base)
+        # In per_slot_settings too: a slot made later (or again, after Scrapy collected an
+        # idle one) gets it. No jitter: the delay is a floor, not an average.
+        downloader.per_slot_settings.setdefault(key, {}).update(delay=delay, jitter=0)
         slot = downloader.slots.get(key)
         if slot is not None:
             slot.delay, slot.jitter = delay, 0
-        self.delayed.add(key)
-        self._restart_delay(request)  # from the end of robots.txt's answer
-        self._stats.inc_value("tianwang/robots/crawl_delay_hosts")
+        if delay <= base:
+            self.delayed.discard(key)
+            return
+        if key not in self.delayed:
+            self.delayed.add(key)
+            self._stats.inc_value("tianwang/robots/crawl_delay_hosts")
         self._stats.max_value("tianwang/robots/crawl_delay_max", delay)
+        self._restart_delay(request)  # from the end of robots.txt's answer
 
     def _forget_oldest(self) -> None:
         """Keep at most HOSTS_KEPT hosts: a forgotten host's robots.txt is fetched again."""
         if len(self.hosts) <= HOSTS_KEPT:
             return
-        for netloc, robots in self.hosts.items():
+        for origin, robots in self.hosts.items():
             if robots.waiters is None:
-                del self.hosts[netloc]
+                del self.hosts[origin]
                 return
 
     def _log_once(self, key: str, message: str, *args: Any) -> None:

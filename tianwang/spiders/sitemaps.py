@@ -72,6 +72,7 @@ class SitemapReader:
         self.config, self.crawler, self.follows = config, crawler, follows
         self.page_callback, self.sitemap_callback = page_callback, sitemap_callback
         self.files: Counter[str] = Counter()  # host -> sitemap files requested
+        self.hosts: set[str] = set()  # hosts whose sitemaps were looked for
         self._logged: set[str] = set()
 
     @property
@@ -82,6 +83,9 @@ class SitemapReader:
         """The sitemaps a host's robots.txt names, else its /sitemap.xml."""
         named = list(getattr(parser, "sitemaps", None) or [])
         host = url_host(robots_url)
+        if host in self.hosts:
+            return  # robots.txt read again (its TTL passed): its sitemaps were requested
+        self.hosts.add(host)
         if not named:
             named = [robots_url.rsplit("/", 1)[0] + "/sitemap.xml"]
         for url in dict.fromkeys(named):
