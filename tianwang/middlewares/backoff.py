@@ -6,10 +6,11 @@ Here (before RetryMiddleware sees the response) a 429 or 503 that says when to c
 (`Retry-After: 120`, or an HTTP date) pauses the host for that long, counted from the
 moment the answer came, capped at TIANWANG_MAX_RETRY_AFTER seconds, and the request goes back
 to the scheduler as it was: its retry count untouched, so it is fetched again after the pause.
-A request of a paused host waits in this middleware until the pause is over; the frontier
-counts it as the host's (its downloader slot is full), so it hands out requests of other hosts
-meanwhile. Requests of the host already sent (with more than one connection per host) are
-not called back.
+The host's downloader slot takes no request meanwhile (its concurrency is 0, so the
+frontier, which skips hosts whose slot is full, hands out requests of other hosts only), and
+a request of the host that comes all the same waits in this middleware until the pause is
+over. Requests of the host already sent (with more than one connection per host) are not
+called back.
 
 A request is sent back at most TIANWANG_BACKOFF_MAX_PAUSES times; after that the response
 goes on to RetryMiddleware as any 429/503 would (a host that never recovers cannot hold a
@@ -62,6 +63,7 @@ class BackoffMiddleware:
         self.crawler, self.stats = crawler, crawler.stats
         self.max_pause, self.max_pauses = max_pause, max_pauses
         self._paused: dict[str, float] = {}  # downloader slot -> monotonic end of its pause
+        self._closed: dict[str, tuple[Any, int]] = {}  # paused slot -> (it, its concurrency)
         self._logged = False
 
     @classmethod
@@ -100,28 +102,49 @@ class BackoffMiddleware:
     async def process_request(self, request: Request) -> None:
         """Hold a request of a paused host until its pause is over."""
         key = self.crawler.engine.downloader.get_slot_key(request)
-        until = self._paused.get(key)
-        if until is None:
-            return
-        wait = until - time.monotonic()
-        if wait <= 0:
-            del self._paused[key]
-            return
-        self.stats.inc_value("tianwang/backoff/held")
-        await _sleep(wait)
+        while key in self._paused:
+            wait = self._paused[key] - time.monotonic()
+            if wait <= 0:
+                self._resume(key)  # before the request enters the slot: its concurrency back
+                return
+            self.stats.inc_value("tianwang/backoff/held")
+            await _sleep(wait)
 
     def pause(self, request: Request, seconds: float) -> None:
         """Pause the request's host (its downloader slot) for `seconds` from now.
 
-        Requests of the host that reach this middleware before then wait here: none is in
-        the host's downloader slot, so it stays free for nothing and the frontier, which
-        counts a request handed out until it reaches its slot, gives the host no more.
+        The slot's concurrency is 0 meanwhile, if nothing waits in it: the frontier, which
+        skips hosts whose slot is full, gives the host no request, and the engine's
+        capacity goes to other hosts. A request of the host that reaches this middleware all
+        the same (another scheduler, a slot Scrapy collected and made again) waits here.
         """
         if seconds <= 0:
             return
-        key = self.crawler.engine.downloader.get_slot_key(request)
-        until = time.monotonic() + seconds
-        self._paused[key] = max(until, self._paused.get(key, 0.0))
+        downloader = self.crawler.engine.downloader
+        key = downloader.get_slot_key(request)
+        until = max(time.monotonic() + seconds, self._paused.get(key, 0.0))
+        self._paused[key] = until
+        slot = downloader.slots.get(key)
+        # A request already queued in the slot would wait for a turn that nothing gives it
+        # once the concurrency is back: only an empty slot is closed.
+        if slot is not None and key not in self._closed and not slot.queue:
+            self._closed[key] = (slot, slot.concurrency)
+            slot.concurrency = 0
+        from twisted.internet import reactor
+
+        reactor.callLater(until - time.monotonic(), self._resume_if_over, key)
+
+    def _resume_if_over(self, key: str) -> None:
+        until = self._paused.get(key)
+        if until is not None and until <= time.monotonic() + 0.001:
+            self._resume(key)
+
+    def _resume(self, key: str) -> None:
+        self._paused.pop(key, None)
+        closed = self._closed.pop(key, None)
+        if closed is not None:
+            slot, concurrency = closed
+            slot.concurrency = concurrency
 
 
 async def _sleep(seconds: float) -> None:

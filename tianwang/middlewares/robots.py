@@ -79,8 +79,8 @@ def get_seconds(settings: Any, name: str, minimum: float = 0,
     except (TypeError, ValueError):
         raise SettingError(name, value, "a number of seconds") from None
     if not minimum <= seconds <= (maximum if maximum is not None else float("inf")):
-        bound = f" <= {maximum:g}" if maximum is not None else ""
-        raise SettingError(name, value, f"a number of seconds >= {minimum:g}{bound}")
+        bounds = f"from {minimum:g} to {maximum:g}" if maximum is not None else f">= {minimum:g}"
+        raise SettingError(name, value, f"a number of seconds {bounds}")
     return seconds
 
 
