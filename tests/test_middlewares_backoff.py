@@ -4,8 +4,14 @@ seen in the test web's access log, and costs no retry and no page."""
 from __future__ import annotations
 
 from email.utils import formatdate
+from types import SimpleNamespace
+from urllib.parse import urlsplit
 
 import pytest
+from scrapy import Request
+from scrapy.core.downloader import Slot
+from scrapy.http import Response
+from scrapy.statscollectors import MemoryStatsCollector
 
 from tests.conftest import project_crawler
 from tianwang.config import SettingError
@@ -61,3 +67,70 @@ def test_retry_after_seconds_and_dates() -> None:
 def test_bad_setting_is_refused() -> None:
     with pytest.raises(SettingError, match="TIANWANG_MAX_RETRY_AFTER"):
         BackoffMiddleware.from_crawler(project_crawler(TIANWANG_MAX_RETRY_AFTER="long"))
+
+
+# -- the pause on a downloader slot, alone (the crawls above show it end to end) --
+
+
+class _Downloader:
+    """The two public parts of Scrapy's Downloader the middleware uses, over real Slots."""
+
+    def __init__(self) -> None:
+        self.slots: dict[str, Slot] = {}
+
+    def get_slot_key(self, request: Request) -> str:
+        return urlsplit(request.url).hostname or ""
+
+
+def _middleware() -> tuple[BackoffMiddleware, _Downloader]:
+    crawler = project_crawler()
+    crawler.stats = MemoryStatsCollector(crawler)
+    downloader = _Downloader()
+    crawler.engine = SimpleNamespace(downloader=downloader)
+    return BackoffMiddleware(crawler, max_pause=60, max_pauses=2), downloader
+
+
+def _answer(status: int, retry_after: str | None, url: str = "http://h.example/p") -> tuple:
+    request = Request(url)
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    return request, Response(url, status=status, headers=headers, request=request)
+
+
+def test_pause_closes_an_empty_slot_and_sends_the_request_back_unretried(monkeypatch) -> None:
+    middleware, downloader = _middleware()
+    slot = downloader.slots["h.example"] = Slot(4, 0.0, 0.0)
+    later = []
+    monkeypatch.setattr("twisted.internet.reactor.callLater",
+                        lambda delay, f, *a: later.append((delay, f, a)))
+    request, response = _answer(429, "30")
+    again = middleware.process_response(request, response)
+    assert isinstance(again, Request) and again.url == request.url and again.dont_filter
+    assert "retry_times" not in again.meta and again.meta["tianwang_backoff_pauses"] == 1
+    assert slot.concurrency == 0  # the frontier sees it full: no request goes meanwhile
+    assert later and later[0][0] == pytest.approx(30, abs=0.5)
+    middleware._paused["h.example"] = 0  # the pause is over
+    later[0][1](*later[0][2])
+    assert slot.concurrency == 4
+
+
+def test_no_retry_after_or_too_many_pauses_goes_to_scrapys_retries(monkeypatch) -> None:
+    middleware, downloader = _middleware()
+    downloader.slots["h.example"] = Slot(1, 0.0, 0.0)
+    monkeypatch.setattr("twisted.internet.reactor.callLater", lambda *a: None)
+    request, response = _answer(503, None)
+    assert middleware.process_response(request, response) is response
+    request, response = _answer(429, "1")
+    request.meta["tianwang_backoff_pauses"] = 2
+    assert middleware.process_response(request, response) is response
+    assert middleware.stats.get_value("tianwang/backoff/gave_up") == 1
+    request, response = _answer(500, "1")
+    assert middleware.process_response(request, response) is response
+
+
+def test_a_slot_with_queued_requests_is_not_closed(monkeypatch) -> None:
+    middleware, downloader = _middleware()
+    slot = downloader.slots["h.example"] = Slot(2, 0.0, 0.0)
+    slot.queue.append((Request("http://h.example/q"), None))
+    monkeypatch.setattr("twisted.internet.reactor.callLater", lambda *a: None)
+    middleware.process_response(*_answer(429, "5"))
+    assert slot.concurrency == 2  # nothing would give the queued request its turn again

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import re
 
+from scrapy import Request
+from scrapy.http import XmlResponse
+
 from tests.protocols_crawl import (
     REFRESH_NOW,
     SITEMAP_MAX_DEPTH,
@@ -14,8 +17,11 @@ from tests.protocols_crawl import (
 )
 from tianwang.formats.history import HistoryStore
 from tianwang.formats.linkgraph import iter_pages
+from tianwang.items import SitemapLastmodItem
 from tianwang.pipelines.changes import w3c_datetime
+from tianwang.spiders.sitemaps import SITEMAP_META, SitemapConfig, SitemapReader
 from tianwang.testweb import protocols as web
+from tianwang.urls import url_host
 
 STORED = "text/html"
 
@@ -82,3 +88,59 @@ def test_refresh_revisits_what_a_sitemap_says_changed(protocols_crawls) -> None:
                and visited[url] < w3c_datetime(page["lastmod"]) <= REFRESH_NOW}
     requested = {line["url"] for line in refresh.log if not line["url"].endswith("/robots.txt")}
     assert requested == changed and len(changed) == 1
+
+
+# -- the reader alone, on Scrapy responses built here (the crawls above run it for real) --
+
+
+def _reader(**overrides: int) -> SitemapReader:
+    from scrapy.statscollectors import MemoryStatsCollector
+    from scrapy.utils.test import get_crawler
+
+    crawler = get_crawler()
+    crawler.stats = MemoryStatsCollector(crawler)
+    config = SitemapConfig(**{"enabled": True, "max_urls": 3, "max_files": 4, "max_depth": 1,
+                              "max_bytes": 10_000, "lastmod_items": True, **overrides})
+    return SitemapReader(config, crawler, lambda host, url: url_host(url) == host,
+                         lambda response: None, lambda response: None)
+
+
+def _response(url: str, body: bytes, host: str = "h.example", depth: int = 0) -> XmlResponse:
+    request = Request(url, meta={SITEMAP_META: (host, depth)})
+    return XmlResponse(url, body=body, request=request)
+
+
+def test_reader_takes_urls_of_the_host_within_the_count() -> None:
+    reader = _reader()
+    urls = [f"http://h.example/{i}" for i in range(5)] + ["http://other.example/x"]
+    body = ("<urlset>" + "".join(f"<url><loc>{u}</loc><lastmod>2026-01-0{i + 1}</lastmod></url>"
+                                  for i, u in enumerate(urls)) + "</urlset>").encode()
+    out = list(reader.parse(_response("http://h.example/s.xml", body)))
+    requests = [r for r in out if isinstance(r, Request)]
+    assert [r.url for r in requests] == urls[:3]
+    assert all(r.meta["depth_reset"] for r in requests)
+    assert [(i.url, i.lastmod) for i in out if isinstance(i, SitemapLastmodItem)] == [
+        (urls[0], "2026-01-01"), (urls[1], "2026-01-02"), (urls[2], "2026-01-03")]
+
+
+def test_reader_bounds_index_depth_and_files_per_host() -> None:
+    reader = _reader()
+    index = ("<sitemapindex>" + "".join(f"<sitemap><loc>http://h.example/{i}.xml</loc></sitemap>"
+                                        for i in range(9)) + "</sitemapindex>").encode()
+    first = list(reader.parse(_response("http://h.example/i.xml", index, depth=0)))
+    assert [r.url for r in first] == [f"http://h.example/{i}.xml" for i in range(4)]
+    assert list(reader.parse(_response("http://h.example/0.xml", index, depth=1))) == []
+    assert reader.stats.get_value("tianwang/sitemap/limit/depth") == 1
+
+
+def test_reader_drops_a_gzip_that_inflates_past_the_page_bound() -> None:
+    import gzip
+
+    reader = _reader()
+    small = gzip.compress(b"<urlset><url><loc>http://h.example/a</loc></url></urlset>")
+    assert [r.url for r in reader.parse(_response("http://h.example/s.xml.gz", small))] == [
+        "http://h.example/a"]
+    bomb = gzip.compress(b"<urlset>" + b" " * 20_000 + b"</urlset>")
+    assert list(reader.parse(_response("http://h.example/b.xml.gz", bomb))) == []
+    assert reader.stats.get_value("tianwang/sitemap/limit/too_big") == 1
+    assert list(reader.parse(_response("http://h.example/c.xml", b"\x00not xml"))) == []
