@@ -22,7 +22,8 @@ SEED, HOSTS = 3, 1  # the one synthetic host is not crawled: only the protocol h
 SITEMAP_MAX_URLS, SITEMAP_MAX_FILES, SITEMAP_MAX_DEPTH = 20, 8, 2
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 ROBOTS_RETRY_DELAY, ROBOTS_RETRIES = 1, 2
-ROBOTS_TTL = 3
+ROBOTS_TTL = 2
+MAX_CRAWL_DELAY = 0.5
 CENTURY = 100 * 365 * 86400
 REFRESH_NOW = 4_083_000_000  # 2099-05-20, after the later lastmod of the test web's sitemap
 SETTINGS = {
@@ -70,8 +71,10 @@ def run_protocols_crawls(workdir: Path) -> ProtocolCrawls:
     seeds = write_seeds(workdir / "seeds.txt", ProtocolWeb().homepages())
     # The "on" crawl also keeps robots.txt only ROBOTS_TTL seconds: the Crawl-delay host,
     # crawled for longer than that, has its robots.txt fetched again.
+    # And it caps Crawl-delay at MAX_CRAWL_DELAY, below the host's.
     on = _crawl(workdir / "on", seeds, {**SETTINGS, "TIANWANG_SITEMAPS": "True",
                                         "TIANWANG_ROBOTS_TTL": str(ROBOTS_TTL),
+                                        "TIANWANG_MAX_CRAWL_DELAY": str(MAX_CRAWL_DELAY),
                                         "TIANWANG_CHANGES": "True"})
     off = _crawl(workdir / "off", seeds, SETTINGS)
     shutil.copytree(on.data, workdir / "refresh-data")

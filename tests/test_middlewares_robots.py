@@ -7,7 +7,12 @@ import pytest
 
 from tests.conftest import project_crawler, scrapy_crawl
 from tests.filters_crawl import final_stats
-from tests.protocols_crawl import ROBOTS_RETRIES, ROBOTS_RETRY_DELAY, ROBOTS_TTL
+from tests.protocols_crawl import (
+    MAX_CRAWL_DELAY,
+    ROBOTS_RETRIES,
+    ROBOTS_RETRY_DELAY,
+    ROBOTS_TTL,
+)
 from tianwang.config import SettingError
 from tianwang.middlewares.robots import RobotsConfig, RobotsParser
 from tianwang.testweb import protocols as web
@@ -23,13 +28,23 @@ def _stored_of(crawl, truth, host: str) -> tuple[set[str], set[str]]:
     return pages & set(crawl.stored), pages
 
 
+def _gaps(crawl, host: str) -> list[float]:
+    times = [line["time"] for line in crawl.requests(host)]
+    assert len(times) >= 6  # robots.txt, the homepage, four pages
+    return [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
+
+
 def test_crawl_delay_spaces_every_request_to_the_host(protocols_crawls) -> None:
-    for crawl in (protocols_crawls.on, protocols_crawls.off):
-        times = [line["time"] for line in crawl.requests(web.CRAWL_DELAY_HOST)]
-        assert len(times) >= 6  # robots.txt, the homepage, four pages
-        gaps = [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
-        assert min(gaps) >= web.CRAWL_DELAY, gaps
+    gaps = _gaps(protocols_crawls.off, web.CRAWL_DELAY_HOST)
+    assert min(gaps) >= web.CRAWL_DELAY, gaps
     assert protocols_crawls.off.stats["tianwang/robots/crawl_delay_hosts"] == 1
+
+
+def test_crawl_delay_is_capped_by_the_setting(protocols_crawls) -> None:
+    gaps = _gaps(protocols_crawls.on, web.CRAWL_DELAY_HOST)  # TIANWANG_MAX_CRAWL_DELAY=0.5
+    assert min(gaps) >= MAX_CRAWL_DELAY, gaps
+    assert min(gaps) < web.CRAWL_DELAY, gaps
+    assert protocols_crawls.on.stats["tianwang/robots/crawl_delay_capped"] >= 1
 
 
 def test_crawl_delay_host_is_crawled_whole_but_its_disallowed_page(protocols_crawls) -> None:

@@ -228,8 +228,11 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         robots.expires = time.monotonic() + self.config.retry_delay
         self._stats.inc_value("tianwang/robots/unavailable")
         kept = " (keeping its earlier rules)" if robots.parser is not None else ""
-        logger.info("robots.txt of %s unavailable (%s)%s; asking again in %g s",
-                    origin, why, kept, self.config.retry_delay)
+        level = logging.DEBUG if "unavailable" in self._logged else logging.INFO
+        self._logged.add("unavailable")
+        logger.log(level, "robots.txt of %s unavailable (%s)%s; asking again in %g s%s",
+                   origin, why, kept, self.config.retry_delay,
+                   "" if level == logging.DEBUG else " (logged once; more at DEBUG)")
 
     def _apply_crawl_delay(self, request: Request, parser: RobotsParser | None) -> None:
         """Set the host's download delay to its Crawl-delay (capped), never below
