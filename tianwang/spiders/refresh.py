@@ -78,12 +78,19 @@ class RefreshSpider(Spider):
             with HistoryStore(data_dir) as store:
                 rates = url_rates(store.visits())
                 states = list(store.pages())
+                lastmods = store.lastmods()
         except OSError as exc:
             raise SettingError("TIANWANG_DATA_DIR", data_dir,
                                f"a crawl's data directory ({exc})") from None
         self.known = {state.url for state in states}
         self.previous_links = {state.url: state.links for state in states}
         self.plan = due(rates, now, policy, budget or len(rates), low, high, self.everything)
+        changed = sitemap_due(states, lastmods, now)
+        if changed:  # first: the site itself says these changed since their last visit
+            urls = {item.url for item in changed}
+            self.plan = changed + [item for item in self.plan if item.url not in urls]
+            self.logger.info("%d urls due because their sitemap lastmod is later than their "
+                             "last visit", len(changed))
         # Pages revisited or found in this run: every planned url from the start, so a new
         # link that redirects to one (an alias, /index.htm -> /) is not recorded twice.
         self.visited = {item.url for item in self.plan}
@@ -137,6 +144,22 @@ class RefreshSpider(Spider):
             if url not in self.known:
                 self.known.add(url)
                 yield Request(url, callback=self.parse_new, priority=NEW_LINK_PRIORITY)
+
+
+def sitemap_due(states: list[Any], lastmods: dict[str, float], now: float) -> list[Due]:
+    """Urls whose sitemap lastmod is later than their last visit, oldest visit first.
+
+    A lastmod later than `now` is a site's mistake (or a clock's), not news: it is ignored,
+    else the url would be due at every refresh for ever.
+    """
+    found = []
+    for state in states:
+        lastmod = lastmods.get(state.url)
+        if lastmod is not None and state.time < lastmod <= now:
+            found.append(Due(state.url, 1, state.entry, 0.0, 0.0, now - lastmod, state.etag,
+                             state.last_modified))
+    found.sort(key=lambda item: (-item.overdue, item.url))
+    return found
 
 
 def _headers(response: Response) -> list[tuple[bytes, bytes]]:

@@ -83,6 +83,12 @@ def _web_options(parser: argparse.ArgumentParser, required: bool = True) -> None
         "ETag, Last-Modified and 304 answers",
     )
     parser.add_argument(
+        "--protocols",
+        action="store_true",
+        help="add hosts with Crawl-delay, robots.txt errors, sitemaps, 429/503 Retry-After, "
+        "charset and Content-Encoding cases (tianwang/testweb/protocols.py)",
+    )
+    parser.add_argument(
         "--collection",
         action="store_true",
         help="serve the collection host list's names too (aliases, unreachable, families; "
@@ -118,7 +124,8 @@ def _web(args: argparse.Namespace) -> SyntheticWeb:
 
         return CollectionWeb(args.seed, args.hosts, args.max_pages)  # type: ignore[return-value]
     return SyntheticWeb(args.seed, args.hosts, args.max_pages, junk=args.junk,
-                        mirrors=args.mirrors, changing=args.changing)
+                        mirrors=args.mirrors, changing=args.changing,
+                        protocols=getattr(args, "protocols", False))
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -173,6 +180,7 @@ def run_truth(args: argparse.Namespace) -> int:
 def run_hosts(args: argparse.Namespace) -> int:
     web = _web(args)
     urls = web.homepages() + (web.junk.homepages() if web.junk else [])
+    urls += web.protocols.homepages() if getattr(web, "protocols", None) else []
     sys.stdout.write("".join(f"{url}\n" for url in urls))
     sys.stdout.flush()
     return 0
