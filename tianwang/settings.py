@@ -177,7 +177,8 @@ TIANWANG_REDIS_BATCH = 64
 # --- collection building: the validate spider, D1 -> D2 (issue 9; seed 004's wget -T 20 -t 2) ---
 # Seconds a homepage may take (sets DOWNLOAD_TIMEOUT for the validate spider).
 TIANWANG_VALIDATE_TIMEOUT = 20
-# Retries of a homepage that failed or answered 5xx/408/429 (sets RETRY_TIMES for validate).
-TIANWANG_VALIDATE_RETRIES = 2
+# Fetches of a homepage in all, the first included, as wget -t counts (seed 004: -t 2);
+# a failure or 5xx/408/429 answer is retried up to tries - 1 times (sets RETRY_TIMES).
+TIANWANG_VALIDATE_TRIES = 2
 # Homepages fetched at once (sets CONCURRENT_REQUESTS for validate; seed 004 ran 200 threads).
 TIANWANG_VALIDATE_CONCURRENCY = 200
