@@ -83,6 +83,11 @@ def _web_options(parser: argparse.ArgumentParser, required: bool = True) -> None
         "ETag, Last-Modified and 304 answers",
     )
     parser.add_argument(
+        "--hidden-roots",
+        action="store_true",
+        help="every third host's / answers 404, its homepage elsewhere (testweb/hiddenroot.py)",
+    )
+    parser.add_argument(
         "--collection",
         action="store_true",
         help="serve the collection host list's names too (aliases, unreachable, families; "
@@ -118,7 +123,8 @@ def _web(args: argparse.Namespace) -> SyntheticWeb:
 
         return CollectionWeb(args.seed, args.hosts, args.max_pages)  # type: ignore[return-value]
     return SyntheticWeb(args.seed, args.hosts, args.max_pages, junk=args.junk,
-                        mirrors=args.mirrors, changing=args.changing)
+                        mirrors=args.mirrors, changing=args.changing,
+                        hidden_roots=args.hidden_roots)
 
 
 def run_serve(args: argparse.Namespace) -> int:
