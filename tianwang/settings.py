@@ -146,6 +146,10 @@ TIANWANG_MIN_REVISIT = 3600
 TIANWANG_MAX_REVISIT = 30 * 86400
 # Fetches a day the "optimal" and "uniform" policies share out; 0 = one per url a day.
 TIANWANG_REVISIT_BUDGET = 0
+# Revisit classes by seed 001's page types: entry pages F1, stable pages F2 (refresh spider).
+TIANWANG_PAGE_TYPES = True
+# In-host block links that make a page that is never an entry page a link page (type 3).
+TIANWANG_LINK_PAGE_MIN_LINKS = 10
 
 # --- verticals and the Tianwang add-on (issue 10: tianwang/verticals.py, tianwang/addon.py) ---
 # The project runs the stack through its own add-on, as any other Scrapy project can; the

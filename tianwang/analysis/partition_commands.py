@@ -212,7 +212,9 @@ def trends_text(runs: Sequence[SiteRun], crawlers: Sequence[int]) -> str:
     """Seed 002's two trends over N, per scheme, then the key-path values they rest on."""
     by_scheme = {scheme: trends(runs, scheme, crawlers) for scheme in SCHEMES}
     ns = trend_crawlers(crawlers)
-    lines = [f"\n{'trend over N = ' + ','.join(map(str, ns)):<30}{'paper':<20}"
+    consecutive = len(ns) > 1 and ns == tuple(range(ns[0], ns[-1] + 1))
+    shown = f"{ns[0]}-{ns[-1]}" if consecutive else ",".join(map(str, ns))
+    lines = [f"\n{'trend over N = ' + shown:<29} {'paper':<20}"
              + "".join(f"{s:>10}" for s in SCHEMES)]
     for k, (label, paper) in enumerate(TREND_LABELS):
         cells = [_verdict(by_scheme[scheme][k]) for scheme in SCHEMES]
