@@ -151,7 +151,10 @@ def site_pages(tree: Path) -> Iterator[tuple[str, dict[str, list[tuple[str, str]
         for record in iter_records(path):
             if record.origin:
                 moved[record.origin] = record.url
-            message = record.http
+            try:
+                message = record.http
+            except ValueError:  # DATA that is not an HTTP response: no page to rank
+                continue
             kind = message.header("Content-Type") or ""
             if message.status != 200 or "html" not in kind.lower():
                 continue

@@ -160,9 +160,10 @@ def _served_web(args: argparse.Namespace) -> Any:
             raise ValueError("the following arguments are required: --seed, --hosts (or --graph)")
         return _web(args)
     collection = getattr(args, "collection", False)  # an option of issue 9's
-    if synthetic or args.junk or args.mirrors or args.changing or collection:
+    if (synthetic or args.junk or args.mirrors or args.changing or collection
+            or getattr(args, "hidden_roots", False)):
         raise ValueError("--graph serves a recorded graph: no --seed, --hosts, --junk, "
-                         "--mirrors, --changing or --collection with it")
+                         "--mirrors, --changing, --hidden-roots or --collection with it")
     from tianwang.testweb.graph import GraphWeb
 
     return GraphWeb.from_dir(args.graph)
