@@ -153,6 +153,10 @@ TIANWANG_MIN_REVISIT = 3600
 TIANWANG_MAX_REVISIT = 30 * 86400
 # Fetches a day the "optimal" and "uniform" policies share out; 0 = one per url a day.
 TIANWANG_REVISIT_BUDGET = 0
+# Revisit classes by seed 001's page types: entry pages F1, stable pages F2 (refresh spider).
+TIANWANG_PAGE_TYPES = True
+# In-host block links that make a page that is never an entry page a link page (type 3).
+TIANWANG_LINK_PAGE_MIN_LINKS = 10
 
 # --- verticals and the Tianwang add-on (issue 10: tianwang/verticals.py, tianwang/addon.py) ---
 # The project runs the stack through its own add-on, as any other Scrapy project can; the
@@ -184,8 +188,9 @@ TIANWANG_REDIS_BATCH = 64
 # --- collection building: the validate spider, D1 -> D2 (issue 9; seed 004's wget -T 20 -t 2) ---
 # Seconds a homepage may take (sets DOWNLOAD_TIMEOUT for the validate spider).
 TIANWANG_VALIDATE_TIMEOUT = 20
-# Retries of a homepage that failed or answered 5xx/408/429 (sets RETRY_TIMES for validate).
-TIANWANG_VALIDATE_RETRIES = 2
+# Fetches of a homepage in all, the first included, as wget -t counts (seed 004: -t 2);
+# a failure or 5xx/408/429 answer is retried up to tries - 1 times (sets RETRY_TIMES).
+TIANWANG_VALIDATE_TRIES = 2
 # Homepages fetched at once (sets CONCURRENT_REQUESTS for validate; seed 004 ran 200 threads).
 TIANWANG_VALIDATE_CONCURRENCY = 200
 

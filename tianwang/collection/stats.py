@@ -4,6 +4,8 @@ Size (table 4.1): pages, sites, bytes, average page size, pages and bytes per si
 the pages' HTTP bodies as served (what a reader downloads), not the compressed records.
 A site is a host directory `data_<k>/<host>` of the tree; a page is a record.
 Domain types (table 4.2): share of the pages, pages, dynamic pages, sites.
+Provinces (table 4.4): the same per province, the 31 and "other"; a site's province from its
+domain, or from --provinces FILE (registered domain -> province): tianwang/collection/provinces.py.
 Page forms (table 4.3): pages and dynamic pages of each form, most common first.
 Site sizes (section 3.1's log-log figure): the number of sites of each size, the slope of
 its power law fitted by maximum likelihood (tianwang/collection/sizefit.py), and with --plot
@@ -26,6 +28,13 @@ from urllib.parse import urlsplit
 
 from tianwang.analysis.dedup import DONE_FILE, WORK_DIR
 from tianwang.collection.pageclass import DOMAIN_TYPES, domain_type, is_dynamic, page_form
+from tianwang.collection.provinces import (
+    LABELS,
+    ProvinceError,
+    load_registry,
+    province_of,
+    report_order,
+)
 from tianwang.collection.sizefit import SizeFit, fit_sizes
 from tianwang.formats.http import body_start
 from tianwang.formats.record import iter_records
@@ -50,6 +59,7 @@ class Stats:
     domains: dict[str, Row] = field(default_factory=lambda: {t: Row() for t in DOMAIN_TYPES})
     forms: dict[str, Row] = field(default_factory=dict)
     sizes: list[int] = field(default_factory=list)  # pages of each site
+    provinces: dict[str, Row] = field(default_factory=lambda: {p: Row() for p in LABELS})
     stored_bytes: int = 0  # the page.dat files on disk
     damaged: list[str] = field(default_factory=list)  # each damaged span skipped, said
 
@@ -61,14 +71,16 @@ class StatsError(Exception):
 # -- counting ----------------------------------------------------------------------------
 
 
-def collect(tree: Path, workers: int = 1, progress: Progress | None = None) -> Stats:
-    """Every record of the tree, counted by site, domain type and page form."""
+def collect(tree: Path, workers: int = 1, progress: Progress | None = None,
+            registry: dict[str, str] | None = None) -> Stats:
+    """Every record of the tree, counted by site, domain type, province and page form."""
     stats = Stats()
     files = [str(path) for path in record_files(tree)]
     for done, count in enumerate(_counts(files, workers), 1):
         if count.site.pages:
             stats.sizes.append(count.site.pages)
             _add(stats.domains[domain_type(count.host)], count.site)
+            _add(stats.provinces[province_of(count.host, registry)], count.site)
             _add(stats.total, count.site)
             for form, row in count.forms.items():
                 _add(stats.forms.setdefault(form, Row()), row)
@@ -151,6 +163,12 @@ def write_report(out: TextIO, tree: Path, stats: Stats, fit: SizeFit | None,
               "|---|---:|---:|---:|---:|\n")
     # Most pages first; sorted() is stable, so ties keep the issue's order.
     for name, row in sorted(stats.domains.items(), key=lambda item: -item[1].pages):
+        out.write(f"| {name} | {_share(row.pages, total.pages)} | {row.pages:,} | "
+                  f"{row.dynamic:,} | {row.sites:,} |\n")
+    out.write("\n## Provinces\n\n| province | share | pages | dynamic pages | sites |\n"
+              "|---|---:|---:|---:|---:|\n")
+    for name in report_order({p: row.pages for p, row in stats.provinces.items()}):
+        row = stats.provinces[name]
         out.write(f"| {name} | {_share(row.pages, total.pages)} | {row.pages:,} | "
                   f"{row.dynamic:,} | {row.sites:,} |\n")
     out.write("\n## Page forms\n\n| page form | share | pages | dynamic pages |\n"
@@ -254,6 +272,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("dir", metavar="DIR", help="record tree (e.g. a tianwang sample output)")
     parser.add_argument("--out", metavar="FILE", help="write the report here (default: stdout)")
     parser.add_argument("--plot", metavar="PNG", help="draw the site-size distribution here")
+    parser.add_argument("--provinces", metavar="FILE",
+                        help="`<domain> <province>` lines (registrants' provinces, e.g. from "
+                             "WHOIS) for the province table, before the domain's own")
     parser.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
                         help="processes reading the records (default: one per core)")
     parser.set_defaults(func=cmd_stats)
@@ -263,8 +284,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
     tree = Path(args.dir)
     try:
         with terminal_progress() as progress:
-            stats = _stats_of(tree, args.workers, progress)
-    except StatsError as exc:
+            registry = load_registry(args.provinces) if args.provinces else None
+            stats = _stats_of(tree, args.workers, progress, registry)
+    except (StatsError, ProvinceError) as exc:
         print(f"tianwang stats: {exc}", file=sys.stderr)
         return 1
     for span in stats.damaged:
@@ -287,12 +309,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return status
 
 
-def _stats_of(tree: Path, workers: int, progress: Progress | None) -> Stats:
+def _stats_of(tree: Path, workers: int, progress: Progress | None,
+              registry: dict[str, str] | None = None) -> Stats:
     if not tree.is_dir():
         raise StatsError(f"{tree}: {'not a directory' if tree.exists() else 'no such directory'}")
     if (tree / WORK_DIR).exists() and not (tree / DONE_FILE).exists():
         raise StatsError(f"{tree} is an unfinished dedup output; finish it first")
-    stats = collect(tree, workers, progress)
+    stats = collect(tree, workers, progress, registry)
     if not stats.total.pages:
         raise StatsError(f"{tree} holds no records (no data_*/<host>/page.dat)")
     return stats

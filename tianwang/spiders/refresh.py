@@ -10,6 +10,11 @@ one). Order: class F1, then F2, entry pages first within a class. On an entry pa
 the history has never seen (in-host, in content or navigation blocks) are fetched before any
 further revisit, and recorded as first visits.
 
+With TIANWANG_PAGE_TYPES (on by default) the history's urls are typed as seed 001 does
+(tianwang/analysis/pagetypes.py: entry, stable, link; TIANWANG_LINK_PAGE_MIN_LINKS block
+links make a link page) and the policy's classes follow the types: an entry page is F1, a
+stable page F2 whatever its estimate, so a stable page is not revisited like a hub.
+
 `now` is the time revisits are due by (default: this machine's clock; a test web's clock
 for tests); `all=1` revisits every url whatever its due time.
 """
@@ -17,6 +22,7 @@ for tests); `all=1` revisits every url whatever its due time.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,8 +32,9 @@ from scrapy.http import Response
 
 from tianwang.analysis.blocks import block_links, segment
 from tianwang.analysis.entry import in_host_links, is_entry, new_link_share
+from tianwang.analysis.pagetypes import PAGE_TYPES, page_types
 from tianwang.analysis.revisits import POLICIES, Due, due, url_rates
-from tianwang.config import SettingError, get_int, get_nonempty_str
+from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str
 from tianwang.formats.history import FILE_NAME, HistoryStore
 from tianwang.items import NotModifiedItem
 from tianwang.pipelines.changes import charset, get_share
@@ -66,6 +73,8 @@ class RefreshSpider(Spider):
         budget = get_int(settings, "TIANWANG_REVISIT_BUDGET", minimum=0)
         spider.min_links = get_int(settings, "TIANWANG_ENTRY_MIN_LINKS", minimum=1)
         spider.min_share = get_share(settings, "TIANWANG_ENTRY_NEW_SHARE")
+        spider.typed = get_bool(settings, "TIANWANG_PAGE_TYPES")
+        spider.link_min = get_int(settings, "TIANWANG_LINK_PAGE_MIN_LINKS", minimum=1)
         spider.load(get_nonempty_str(settings, "TIANWANG_DATA_DIR"), policy, budget, low, high)
         return spider
 
@@ -76,7 +85,7 @@ class RefreshSpider(Spider):
                                "history (crawl it first with TIANWANG_CHANGES=1)")
         try:
             with HistoryStore(data_dir) as store:
-                rates = url_rates(store.visits())
+                visits = list(store.visits())
                 states = list(store.pages())
                 lastmods = store.lastmods()
         except OSError as exc:
@@ -84,7 +93,15 @@ class RefreshSpider(Spider):
                                f"a crawl's data directory ({exc})") from None
         self.known = {state.url for state in states}
         self.previous_links = {state.url: state.links for state in states}
-        self.plan = due(rates, now, policy, budget or len(rates), low, high, self.everything)
+        rates = url_rates(visits)
+        types, self.type_counts = None, Counter()
+        if self.typed:
+            types = page_types(visits, {s.url: len(s.links) for s in states}, self.link_min)
+            self.type_counts = Counter(types.values())
+            self.logger.info("page types: %s", ", ".join(
+                f"{kind} {self.type_counts[kind]}" for kind in PAGE_TYPES))
+        self.plan = due(rates, now, policy, budget or len(rates), low, high, self.everything,
+                        types)
         changed = sitemap_due(states, lastmods, now)
         if changed:  # first: the site itself says these changed since their last visit
             urls = {item.url for item in changed}
@@ -106,6 +123,8 @@ class RefreshSpider(Spider):
             raise ValueError(f"now={self.now_arg!r}: expected epoch seconds") from None
 
     async def start(self) -> AsyncIterator[Request]:
+        for kind, count in self.type_counts.items():  # the stats exist once the crawl runs
+            self.crawler.stats.set_value(f"tianwang/refresh/type/{kind}", count)
         for item in self.plan:
             headers = {}
             if item.etag:

@@ -21,6 +21,7 @@ from tianwang.testweb.site import Entry, Site, SiteBuilder
 
 if TYPE_CHECKING:
     from tianwang.testweb.changing import Changes
+    from tianwang.testweb.hiddenroot import HiddenRoots
     from tianwang.testweb.junk import JunkWeb
     from tianwang.testweb.mirrors import Mirrors
     from tianwang.testweb.protocols import ProtocolWeb
@@ -72,7 +73,7 @@ class SyntheticWeb:
     def __init__(self, seed: int, hosts: int, max_pages: int = 300, *,
                  host_cache: int = 8192, response_cache: int = 4096, junk: bool = False,
                  mirrors: bool = False, changing: bool = False,
-                 protocols: bool = False) -> None:
+                 protocols: bool = False, hidden_roots: bool = False) -> None:
         if hosts < 1:
             raise ValueError(f"hosts must be >= 1, got {hosts}")
         if max_pages < 1:
@@ -104,6 +105,12 @@ class SyntheticWeb:
             from tianwang.testweb.protocols import ProtocolWeb
 
             self.protocols = ProtocolWeb()
+        # Opt-in sites whose `/` fails and whose homepage is elsewhere (testweb/hiddenroot.py).
+        self.hidden_roots: HiddenRoots | None = None
+        if hidden_roots:
+            from tianwang.testweb.hiddenroot import HiddenRoots
+
+            self.hidden_roots = HiddenRoots(seed)
 
     @cached_property
     def hosts(self) -> list[str]:
@@ -126,6 +133,8 @@ class SyntheticWeb:
 
     def _build(self, index: int) -> Site:
         site = self._base_site(index)
+        if self.hidden_roots is not None:
+            site = self.hidden_roots.apply(site, index)
         if self.mirrors is not None:
             self.mirrors.add(site, index)
         return site
