@@ -10,7 +10,10 @@
    one, a 304 is unchanged. Each page's rate is the interval-aware ML estimate.
 2. Each policy turns the estimates into revisit frequencies with the same budget,
    --budget x pages fetches a simulated day: uniform, the seed's two classes (each class at
-   a frequency proportional to its mean rate) and the freshness-optimal allocation.
+   a frequency proportional to its mean rate), the same with seed 001's page types
+   ("two-class+types": entry pages F1, stable pages F2 whatever their estimate, link pages
+   by rate; the types classified from the learning visits as tianwang/analysis/pagetypes.py
+   does, their accuracy against the truth printed) and the freshness-optimal allocation.
 3. Each policy then runs on its own fresh test web process whose clock is set to the end of
    learning: the clock moves an hour at a time and the pages due are fetched over HTTP
    (conditional GET). After each hour, freshness is the share of pages whose stored copy is
@@ -35,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tianwang.analysis.blocks import content_hash, segment  # noqa: E402
+from tianwang.analysis.blocks import block_links, content_hash, segment  # noqa: E402
 from tianwang.analysis.changerates import (  # noqa: E402
     age,
     estimate,
@@ -44,13 +47,16 @@ from tianwang.analysis.changerates import (  # noqa: E402
     two_class_allocation,
     uniform_allocation,
 )
+from tianwang.analysis.entry import in_host_links, is_entry, new_link_share  # noqa: E402
+from tianwang.analysis.pagetypes import typed_two_class_allocation  # noqa: E402
 from tianwang.testweb.changing import CLOCK_START, DAY  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess  # noqa: E402
 from tianwang.testweb.model import SyntheticWeb  # noqa: E402
 
 HOUR = 3600
 POLICIES = {"uniform": uniform_allocation, "two-class": two_class_allocation,
-            "optimal": optimal_allocation}
+            "two-class+types": None, "optimal": optimal_allocation}
+ENTRY_MIN_LINKS, ENTRY_NEW_SHARE, LINK_PAGE_MIN_LINKS = 20, 0.1, 10  # the settings' defaults
 
 
 @dataclass
@@ -61,6 +67,15 @@ class Page:
     etag: str | None = None
     modified: str | None = None
     digest: str | None = None
+    links: tuple[str, ...] | None = None  # in-host block links at the last visit with a body
+    entry: bool = False  # an entry page at some visit
+
+    @property
+    def page_type(self) -> str:
+        """As tianwang.analysis.pagetypes.page_type."""
+        if self.entry:
+            return "entry"
+        return "link" if len(self.links or ()) >= LINK_PAGE_MIN_LINKS else "stable"
 
 
 class Client:
@@ -92,9 +107,14 @@ class Client:
                 if error.code != 304:
                     raise
             return False
-        digest = content_hash(segment(body, page.charset))
+        blocks = segment(body, page.charset)
+        digest = content_hash(blocks)
         changed = page.digest is not None and digest != page.digest
         page.digest = digest
+        links = in_host_links(page.url, block_links(blocks, page.url))
+        share = new_link_share(links, page.links)
+        page.entry |= is_entry(page.url, share, len(links), ENTRY_MIN_LINKS, ENTRY_NEW_SHARE)
+        page.links = tuple(links)
         return changed
 
 
@@ -209,6 +229,13 @@ def main(argv: list[str] | None = None) -> int:
     with TestWebProcess(*web_args, extra_args=("--changing",)) as web:
         pages = [Page(r["url"], r["charset"] or "utf-8", r["change_rate"]) for r in truth]
         rates = learn(web.address, pages, args.learn_days)
+    types = [page.page_type for page in pages]
+    for kind in ("entry", "stable", "link"):
+        of_kind = [r["page_type"] == t for r, t in zip(truth, types, strict=True)
+                   if r["page_type"] == kind]
+        print(f"page type {kind}: {sum(of_kind)} of {len(of_kind)} classified so "
+              f"({sum(of_kind) / max(len(of_kind), 1):.1%}); "
+              f"{sum(t == kind for t in types)} pages classified {kind}")
     start = CLOCK_START + args.learn_days * DAY
     budget = args.budget * len(pages)
     print(f"{len(pages)} html pages, learned over {args.learn_days} days; evaluated over "
@@ -217,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
           "expected age (days) |")
     print("|---|---|---|---|---|---|")
     for name, policy in POLICIES.items():
-        frequencies = policy(rates, budget)
+        frequencies = (typed_two_class_allocation(rates, types, budget) if policy is None
+                       else policy(rates, budget))
         expected_f = sum(freshness(p.true_rate, f) for p, f in zip(pages, frequencies,
                                                                     strict=True)) / len(pages)
         ages = [age(p.true_rate, f) for p, f in zip(pages, frequencies, strict=True)]

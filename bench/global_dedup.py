@@ -16,6 +16,24 @@ another url, stored as the crawler stores them (zlib level 1). Then, alternating
   (sampled from /proc every 0.1 s).
 
 Prints records/s and CPU us/record of each and the ratio of medians (dedup / ceiling).
+
+    python3 bench/global_dedup.py --data /work/bench-data/dedup --records 2000000 --mode stores
+
+--mode stores: seed 004's own comparison, "saved in one database the dedup took 7 days, with
+1,024 small databases 1 hour" (the MD5 mod 1024 of each page picks its database, so each
+"stays in memory"). The records' (MD5, url) pairs are read from the tree once (or, with
+--keys generated, made from the generator's seeds without writing the tree); then,
+alternating for --rounds rounds, in this process, the same dedup by a database table keyed by
+MD5 (a url whose MD5 is already there is a mirror of the kept url):
+
+- one store: one sqlite file, every pair in record order;
+- 1,024 shards: the pairs routed by MD5 mod 1024 (in memory; the real dedup spills them to
+  files), then each shard's own sqlite file built in turn.
+
+Both with the same page cache (--cache-mb, sqlite's own default of 2 MB; a shard's table is
+well under it, the one store's is not), journal off, one transaction per 10,000 pairs. Both
+must find the same mirror pairs. Prints each one's seconds and CPU seconds, and the ratio of
+medians next to the paper's 7 days / 1 hour = 168.
 """
 
 from __future__ import annotations
@@ -31,12 +49,14 @@ import random
 import re
 import resource
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
 import threading
 import time
 import zlib
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import deflate as libdeflate
@@ -114,6 +134,16 @@ def body(seed: int) -> bytes:
     return b"".join(parts)[: BODY_BYTES - len(foot)] + foot
 
 
+def body_seed(index: int, dup_share: float) -> int:
+    """Record `index`'s body seed: its own index, or for a duplicate an earlier record's."""
+    rng = random.Random(index * 7919 + 1)
+    return rng.randrange(index) if index and rng.random() < dup_share else index
+
+
+def record_url(index: int) -> str:
+    return f"http://www.h{index // PER_HOST}.bench.cn/dir{index % 13}/page{index}.html"
+
+
 def _generate_hosts(args: tuple[str, int, int, int, float]) -> int:
     """Write hosts first..stop-1 of the tree; a record's body seed is its index, or for a
     duplicate an earlier record's."""
@@ -127,9 +157,7 @@ def _generate_hosts(args: tuple[str, int, int, int, float]) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "wb") as file:
             for index in range(host_index * PER_HOST, min(records, (host_index + 1) * PER_HOST)):
-                rng = random.Random(index * 7919 + 1)
-                seed = rng.randrange(index) if index and rng.random() < dup_share else index
-                url = f"http://{host}/dir{index % 13}/page{index}.html"
+                seed, url = body_seed(index, dup_share), record_url(index)
                 data_bytes = build_http_response(
                     200, [(b"Content-Type", b"text/html; charset=utf-8")], body(seed)
                 )
@@ -276,6 +304,137 @@ def run_dedup(tree: Path, out: Path, workers: int) -> dict[str, float]:
             "process_rss": peak[1], "output": output}
 
 
+# -- one store against 1,024 shards (--mode stores) -----------------------------------------
+
+
+_KEY = re.compile(rb"\nurl: ([^\n]*)\n(?:[^\n]+\n)*?unzip-length: ([0-9]+)\nlength: ([0-9]+)\n\n")
+SHARDS = 1024  # seed 004: MD5 mod 1024
+BATCH = 10_000  # pairs per transaction, in both stores
+
+
+def _keys_of_file(path: str) -> list[tuple[bytes, str]]:
+    """(body MD5, url) of each record of one page.dat, in file order. The MD5 is of the whole
+    DATA as the ceiling takes it; two records with one body have one DATA here (the
+    generator's headers do not vary)."""
+    keys = []
+    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        view = memoryview(buf)
+        offset, size = 0, len(buf)
+        while offset < size:
+            found = _KEY.search(buf, offset)
+            start, length = found.end(), int(found[3])
+            data = libdeflate.zlib_decompress(view[start : start + length], int(found[2]))
+            keys.append((hashlib.md5(data).digest(), found[1].decode()))
+            offset = start + length + 1
+        view.release()
+    return keys
+
+
+def read_keys(tree: Path, workers: int) -> list[tuple[bytes, str]]:
+    files = [str(path) for path in sorted(record_files(tree))]
+    with multiprocessing.Pool(workers) as pool:
+        return [key for keys in pool.imap(_keys_of_file, files, chunksize=4) for key in keys]
+
+
+def _open_store(path: Path, cache_mb: int) -> sqlite3.Connection:
+    path.unlink(missing_ok=True)
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute(f"PRAGMA cache_size = -{cache_mb * 1024}")  # KiB when negative
+    db.execute("PRAGMA journal_mode = OFF")
+    db.execute("PRAGMA synchronous = OFF")
+    db.execute("CREATE TABLE pages (md5 BLOB PRIMARY KEY, url TEXT NOT NULL) WITHOUT ROWID")
+    return db
+
+
+def store_dedup(db: sqlite3.Connection, keys: Iterable[tuple[bytes, str]]) -> list[tuple[str, str]]:
+    """The paper's step: each page's MD5 looked up in the table; a new one is inserted, a
+    known one makes the url a mirror of the kept one. Returns the mirror pairs."""
+    mirrors = []
+    insert = "INSERT OR IGNORE INTO pages (md5, url) VALUES (?, ?)"
+    db.execute("BEGIN")
+    for count, (md5, url) in enumerate(keys, 1):
+        if db.execute(insert, (md5, url)).rowcount == 0:
+            kept = db.execute("SELECT url FROM pages WHERE md5 = ?", (md5,)).fetchone()[0]
+            mirrors.append((url, kept))
+        if count % BATCH == 0:
+            db.execute("COMMIT")
+            db.execute("BEGIN")
+    db.execute("COMMIT")
+    return mirrors
+
+
+def one_store(keys: list[tuple[bytes, str]], work: Path, cache_mb: int) -> list[tuple[str, str]]:
+    db = _open_store(work / "one.sqlite", cache_mb)
+    try:
+        return store_dedup(db, keys)
+    finally:
+        db.close()
+
+
+def sharded_stores(keys: list[tuple[bytes, str]], work: Path,
+                   cache_mb: int) -> list[tuple[str, str]]:
+    shards: list[list[tuple[bytes, str]]] = [[] for _ in range(SHARDS)]
+    for key in keys:  # MD5 mod 1024: the digest as a big-endian number, its last 10 bits
+        shards[int.from_bytes(key[0][-2:], "big") % SHARDS].append(key)
+    work.mkdir(exist_ok=True)
+    mirrors = []
+    for index, shard in enumerate(shards):
+        db = _open_store(work / f"{index:04d}.sqlite", cache_mb)
+        try:
+            mirrors.extend(store_dedup(db, shard))
+        finally:
+            db.close()
+    return mirrors
+
+
+def _timed(run: Callable[[], list[tuple[str, str]]]) -> tuple[list[tuple[str, str]], float, float]:
+    started, cpu = time.monotonic(), time.process_time()
+    result = run()
+    return result, time.monotonic() - started, time.process_time() - cpu
+
+
+def generated_keys(records: int, dup_share: float) -> list[tuple[bytes, str]]:
+    """The (MD5, url) pairs of the tree's records without the tree: each body's MD5 stands
+    for an MD5 of its seed, so the same records are duplicates of the same earlier ones (two
+    bodies are one exactly when their seeds are), and the databases see the same work."""
+    return [(hashlib.md5(b"body %d" % body_seed(index, dup_share)).digest(), record_url(index))
+            for index in range(records)]
+
+
+def compare_stores(tree: Path | None, args: argparse.Namespace) -> None:
+    started = time.monotonic()
+    keys = (read_keys(tree, args.workers) if tree is not None
+            else generated_keys(args.records, args.dup_share))
+    print(f"keys: {len(keys):,} (MD5, url) pairs read in {time.monotonic() - started:.1f} s",
+          flush=True)
+    work = args.data / "stores"
+    work.mkdir(parents=True, exist_ok=True)
+    runs = {"one store": lambda: one_store(keys, work, args.cache_mb),
+            "1,024 shards": lambda: sharded_stores(keys, work / "shards", args.cache_mb)}
+    seconds: dict[str, list[float]] = {name: [] for name in runs}
+    cpus: dict[str, list[float]] = {name: [] for name in runs}
+    found: dict[str, set[tuple[str, str]]] = {}
+    for round_ in range(args.rounds):
+        order = list(runs) if round_ % 2 == 0 else list(runs)[::-1]  # alternate who goes first
+        for name in order:
+            mirrors, wall, cpu = _timed(runs[name])
+            seconds[name].append(wall)
+            cpus[name].append(cpu)
+            found[name] = set(mirrors)
+            print(f"round {round_ + 1} {name}: {len(keys):,} pairs, {len(mirrors):,} mirrors "
+                  f"in {wall:.1f} s ({cpu:.1f} CPU s), {len(keys) / wall:,.0f} pairs/s",
+                  flush=True)
+    if found["one store"] != found["1,024 shards"]:
+        raise SystemExit("the two stores found different mirror pairs")
+    median = statistics.median
+    one, sharded = median(seconds["one store"]), median(seconds["1,024 shards"])
+    one_cpu, sharded_cpu = median(cpus["one store"]), median(cpus["1,024 shards"])
+    print(f"median: one store {one:.1f} s ({one_cpu:.1f} CPU s), 1,024 shards {sharded:.1f} s "
+          f"({sharded_cpu:.1f} CPU s): one store / shards = {one / sharded:.2f} by wall time, "
+          f"{one_cpu / sharded_cpu:.2f} by CPU; the paper's 7 days / 1 hour = 168")
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, type=Path,
@@ -285,9 +444,25 @@ def main() -> None:
     parser.add_argument("--dup-share", type=float, default=0.2)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--mode", choices=("dedup", "stores"), default="dedup",
+                        help="dedup: tianwang dedup against the ceiling; stores: one database "
+                        "against 1,024 (seed 004's 7 days / 1 hour)")
+    parser.add_argument("--cache-mb", type=int, default=2,
+                        help="--mode stores: each sqlite database's page cache (default 2, "
+                        "sqlite's own)")
+    parser.add_argument("--keys", choices=("tree", "generated"), default="tree",
+                        help="--mode stores: read the (MD5, url) pairs from the generated "
+                        "tree, or make them from the generator's seeds without writing the "
+                        "tree (the same duplicates; for 2M records without 18 GB on disk)")
     args = parser.parse_args()
+    if args.mode == "stores" and args.keys == "generated":
+        compare_stores(None, args)
+        return
     tree = generate(args.data, args.records, args.dup_share, args.workers)
     print(f"tree: {tree} {json.loads((tree / 'GENERATED.json').read_text())}")
+    if args.mode == "stores":
+        compare_stores(tree, args)
+        return
     rates: dict[str, list[float]] = {name: [] for name in (*INFLATERS, "dedup")}
     cpus: dict[str, list[float]] = {name: [] for name in rates}
     for round_ in range(args.rounds):

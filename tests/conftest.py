@@ -217,3 +217,14 @@ def collection_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Collect
     with TestWebProcess(COLLECTION_SEED, COLLECTION_HOSTS, COLLECTION_PAGES, access_log=log,
                         extra_args=("--collection",)) as web:
         yield CollectionTestWeb(web.address, log, files, truth)
+
+
+# --- issue 17: the protocol hosts (`serve --protocols`), crawled with sitemaps on and off ---
+
+
+@pytest.fixture(scope="session")
+def protocols_crawls(tmp_path_factory: pytest.TempPathFactory):
+    """Two crawls of the protocol hosts, each through its own server (tests/protocols_crawl.py)."""
+    from tests.protocols_crawl import run_protocols_crawls
+
+    return run_protocols_crawls(tmp_path_factory.mktemp("protocols"))

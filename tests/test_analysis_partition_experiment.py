@@ -7,12 +7,17 @@ import pytest
 
 from tianwang.analysis.partition_experiment import (
     FINDINGS,
+    SiteRun,
     Spread,
+    grows,
     hash_share,
+    inner_peak,
     site_stats,
     spread,
+    trends,
 )
 from tianwang.analysis.sitegraph import SiteGraph
+from tianwang.analysis.sitepartition import measures
 
 H, X, Y, Z, W = ("http://s.test/", "http://s.test/a/x.html", "http://s.test/a/y.html",
                  "http://s.test/b/z.html", "http://s.test/b/w.html")
@@ -67,3 +72,53 @@ def test_site_stats() -> None:
     # path keys s.test/ 1, a 2, b 2; 0.9 * 5 = 4.5 needs a, b and s.test/: 3 of 3
     assert (stats.path_keys, stats.key_paths, stats.largest) == (3, 3, 2)
     assert stats.largest_share == pytest.approx(0.4)
+
+
+# --- the two trends over N (seed 002 on its Figure 4) --------------------------------------
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    ([0, 1, 1, 3], True),
+    ([0, 0, 0], False),  # flat: no more sites fail
+    ([1, 2, 1, 3], False),  # falls once
+    ([2, 3], True),
+])
+def test_grows(values, expected) -> None:
+    assert grows(values) is expected
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    ([1.0, 3.0, 2.0], 1),
+    ([1.0, 2.0, 4.0, 3.0, 0.5], 2),
+    ([1.0, 2.0, 3.0], None),  # still rising at the last N
+    ([3.0, 2.0, 1.0], None),  # falling from the first
+    ([2.0, 2.0, 2.0], None),  # flat
+    ([1.0, None, 2.0, 1.0], None),  # an N where no site passes
+])
+def test_inner_peak(values, expected) -> None:
+    assert inner_peak(values) == expected
+
+
+def run_of(host: str, scores: dict[int, tuple[int, int]]) -> SiteRun:
+    """A 10-page site whose key-path run at N is given as (busiest crawler's fetches, distinct
+    pages): every crawler fetching M, so overlap (N M - I)/(N M)."""
+    return SiteRun(host, 10, {("key-path", n): measures([m] * n, i, 10)
+                              for n, (m, i) in scores.items()})
+
+
+def test_trends_on_hand_made_runs() -> None:
+    # site p: N=2: M 5, all 10 (A 2, O 0 -> delta: 4 * 0.2/sqrt(0.2) = 1.789);
+    #         N=3: M 4, 10 of 12 (A 2.5, O 1/6 -> delta: 6.25 * 0.447 = 2.795);
+    #         N=4: M 4, 10 of 16 (A 2.5, O 6/16: 6.25 * 0.2/sqrt(0.375) = 2.041): a peak at 3.
+    # site f: N=2 passes (as p), N=3 and N=4 reach 7 of 10 pages (C 0.7 < 0.8): fail.
+    runs = [run_of("p", {1: (10, 10), 2: (5, 10), 3: (4, 10), 4: (4, 10)}),
+            run_of("f", {1: (10, 10), 2: (5, 10), 3: (4, 7), 4: (4, 7)})]
+    failing, scores = trends(runs, "key-path", [1, 2, 3, 4])
+    assert failing.crawlers == (2, 3, 4)  # N = 1 left out, as the paper's figure
+    assert failing.values == (0, 1, 1)
+    assert failing.holds is True
+    assert scores.values == pytest.approx((4 * 0.2 / 0.2 ** 0.5, 6.25 * 0.2 / 0.2 ** 0.5,
+                                           6.25 * 0.2 / 0.375 ** 0.5))
+    assert (scores.holds, scores.peak) == (True, 3)
+    # two N >= 2 are too few to speak of a trend
+    assert [t.holds for t in trends(runs, "key-path", [1, 2, 3])] == [None, None]

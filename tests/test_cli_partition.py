@@ -301,3 +301,59 @@ def test_plan_of_the_real_uci_graph(capsys: pytest.CaptureFixture[str], tmp_path
         for seeds in site.plan.seeds:
             assert all(host_of[seed] == host for seed in seeds)  # seeds are pages of the host
         assert len(site.plan.seeds) == 3
+
+
+# --- seed 002's two trends over N on a synthetic two-site graph ---------------------------
+#
+# four.test: / links 4 directories a-d of 23 pages and e/ of 7 (100 urls). Key paths a-d
+# (92 >= 90% of 100); e/ and / belong to no key path, so every crawler fetches those 8.
+#   N=2: a,c -> 0... (largest first to the least loaded, ties to the lowest index): 0 gets a,c
+#   and b,d go to 1: 8 + 46 each, M 54, O 8/108 < delta.       A 100/54
+#   N=3: a->0, b->1, c->2, d->0: M 54 again.                     A 100/54
+#   N=4: one each, M 31, N 124, O 24/124 < delta.                A 100/31
+#   N=5, 6: one more crawler each fetching the 8: O 32/132, then 40/140, A 100/31.
+# fragile.test: / links x/ (40 pages) and a/ (20); a/k links b/k (20, linked from nowhere
+# else): 81 urls, key paths x, a, b. N=2: x->0, a,b->1: 41 each, A 81/41, C 1. From N=3 b is
+# a crawler of its own reaching only its 2 seeds: I = 1 + 40 + 20 + 2 = 63, C 63/81 < 0.8:
+# the partition fails, score 0.
+def write_trend_sites(directory: Path) -> Path:
+    four, fragile = "http://four.test", "http://fragile.test"
+    links: dict[str, list[str]] = {f"{four}/": [f"{four}/{d}/{k}.html" for d in "abcd"
+                                                for k in range(23)]
+                                   + [f"{four}/e/{k}.html" for k in range(7)],
+                                   f"{fragile}/": [f"{fragile}/x/{k}.html" for k in range(40)]
+                                   + [f"{fragile}/a/{k}.html" for k in range(20)]}
+    links.update({f"{fragile}/a/{k}.html": [f"{fragile}/b/{k}.html"] for k in range(20)})
+    urls = sorted(set(links) | {t for targets in links.values() for t in targets})
+    ids = {url: k for k, url in enumerate(urls)}
+    edges = [(ids[a], ids[b]) for a, targets in links.items() for b in targets]
+    return write_recorded(directory, list(enumerate(urls)), edges)
+
+
+def trend_cells(line: str) -> list[str]:
+    """A trend row's three scheme cells (key-path, url-hash, site-hash), 10 columns each."""
+    return [line[50 + 10 * k:60 + 10 * k].strip() for k in range(3)]
+
+
+def test_simulate_reports_seed_002s_two_trends(capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    code, out, err = run(capsys, "simulate", str(write_trend_sites(tmp_path / "g")),
+                         "--crawlers", "1-6")
+    assert (code, err) == (0, "")
+    assert out.startswith("2 sites, 181 pages")
+    four = [score(8 / 108, 1, 100 / 54), score(16 / 116, 1, 100 / 54),
+            score(24 / 124, 1, 100 / 31), score(32 / 132, 1, 100 / 31),
+            score(40 / 140, 1, 100 / 31)]
+    fragile_n2 = score(1 / 82, 1, 81 / 41)
+    passing = [(four[0] + fragile_n2) / 2, *four[1:]]  # fragile.test passes at N=2 only
+    assert passing[2] == max(passing) and passing[0] < passing[2] > passing[-1]  # peak at 4
+    # columns key-path, url-hash, site-hash; site-hash is N = 1 at every N: no trend
+    trend_lines = out.split("\ntrend over N = 2-6 ", 1)[1].splitlines()
+    assert trend_lines[1].startswith("failing sites grow with N")  # 0, 1, 1, 1, 1
+    assert trend_cells(trend_lines[1])[::2] == ["yes", "no"]
+    assert trend_lines[2].startswith("passing score rises, falls")
+    assert trend_cells(trend_lines[2])[::2] == ["yes N=4", "no"]
+    detail = next(line for line in trend_lines if line.startswith("key-path per N:"))
+    failing, medians = detail.split("; median score of passing sites ")
+    assert failing == "key-path per N: failing sites 0 1 1 1 1"
+    assert [float(v) for v in medians.split()] == pytest.approx(passing, abs=5e-4)

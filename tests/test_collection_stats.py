@@ -208,3 +208,35 @@ def test_damage_is_named_and_every_record_that_reads_is_counted(tmp_path: Path) 
     assert run.returncode == 1 and "Traceback" not in run.stderr
     assert f"damaged, not counted: {path}: offset {third} (" in run.stderr
     assert run.stdout.startswith("stats: 4 pages, 1 sites")
+
+
+def test_provinces_equal_the_truth_of_the_sampled_pages(sampled: dict) -> None:
+    """Table 4.4 on the sample: the test web's names (prefix.wordN.tld) carry no province,
+    so a registry file gives each wordN.tld one (N mod 31 of the 31, every third left out):
+    the table must hold the truth pages of each, and the unlisted under "other"."""
+    from tianwang.collection.provinces import LABELS, OTHER
+
+    pages = sampled["pages"]
+    registry: dict[str, str] = {}
+    for host in {host_of(url) for url in pages}:
+        domain = host.split(".", 1)[1]  # wordN.tld
+        index = int("".join(c for c in domain.split(".")[0] if c.isdigit()))
+        if index % 3:
+            registry[domain] = LABELS[index % 31]
+    path = sampled["dir"] / "registry.txt"
+    path.write_text("".join(f"{d} {p.split()[-1]}\n" for d, p in sorted(registry.items())),
+                    encoding="utf-8")
+    run = tianwang_cli("stats", str(sampled["dir"] / "sample"), "--provinces", str(path))
+    assert run.returncode == 0, run.stderr
+    expected: defaultdict[str, list] = defaultdict(lambda: [0, 0, set()])
+    for url in pages:
+        host = host_of(url)
+        row = expected[registry.get(host.split(".", 1)[1], OTHER)]
+        row[0] += 1
+        row[1] += truth_dynamic(url)
+        row[2].add(host)
+    rows = tables(run.stdout)["Provinces"]
+    got = {row[0]: (number(row[2]), number(row[3]), number(row[4])) for row in rows}
+    assert {name: v for name, v in got.items() if v[0]} == {
+        name: (p, d, len(h)) for name, (p, d, h) in expected.items()}
+    assert len(expected) > 3  # the sample spreads over several provinces

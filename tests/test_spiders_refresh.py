@@ -165,3 +165,34 @@ def test_changes_report(refreshed: dict, changing_web: TestWeb, tmp_path: Path) 
                 assert float(row[3]) == 0.0  # never changed in truth, never seen to change
     missing = tianwang_cli("changes", "report", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "TIANWANG_CHANGES=1" in missing.stderr
+
+
+def test_page_types_from_the_history_against_the_truth(refreshed: dict,
+                                                       changing_web: TestWeb) -> None:
+    """Seed 001's three types classified from the visit history (entry flags, block links)
+    against the truth's page_type; each type's accuracy."""
+    from tianwang.analysis.pagetypes import page_types
+
+    truth = changing_web.truth
+    with HistoryStore(refreshed["data"], readonly=True) as store:
+        visits = list(store.visits())
+        links = {state.url: len(state.links) for state in store.pages()}
+    found = page_types(visits, links, 10)  # TIANWANG_LINK_PAGE_MIN_LINKS's default
+    typed = [url for url in found if (truth.get(url) or {}).get("page_type")]
+    by_type: defaultdict[str, list[bool]] = defaultdict(list)
+    for url in typed:
+        by_type[truth[url]["page_type"]].append(found[url] == truth[url]["page_type"])
+    accuracy = {kind: sum(hits) / len(hits) for kind, hits in by_type.items()}
+    assert sorted(by_type) == ["entry", "link", "stable"]
+    assert all(len(hits) >= 10 for hits in by_type.values()), {k: len(v) for k, v in
+                                                                by_type.items()}
+    # entry: a hub is found once a visit saw its new links (3 daily rounds at 2-6 changes a
+    # day: all do); link and stable differ by the link count, read from the pages' blocks
+    assert accuracy["entry"] >= 0.9 and accuracy["link"] >= 0.9 and accuracy["stable"] >= 0.95, \
+        accuracy
+    print("page type accuracy", {k: f"{v:.3f} of {len(by_type[k])}" for k, v in
+                                 accuracy.items()})
+
+
+def test_the_refresh_log_counts_the_page_types(refreshed: dict) -> None:
+    assert all("page types: entry " in log for log in refreshed["logs"])

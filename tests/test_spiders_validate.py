@@ -15,7 +15,7 @@ from tests.conftest import scrapy_crawl
 from tianwang.config import SettingError
 from tianwang.spiders.validate import ValidateSpider, homepage
 
-ATTEMPTS = 3  # the first fetch and TIANWANG_VALIDATE_RETRIES = 2
+ATTEMPTS = 2  # seed 004's wget -t 2: two fetches in all, TIANWANG_VALIDATE_TRIES = 2
 
 
 def write_d1(path: Path, truth: dict[str, dict]) -> Path:
@@ -72,7 +72,7 @@ def test_unreachable_sites_are_removed_with_their_reason(validated: dict, collec
     assert "Ignoring response" not in validated["stderr"]
 
 
-def test_each_homepage_is_asked_once_and_a_failing_one_retried_twice(
+def test_each_homepage_is_asked_once_and_a_failing_one_twice_in_all(
         validated: dict, collection_web) -> None:
     asked = validated["asked"]
     checked = {s: r for s, r in collection_web.truth.items() if r["step"] != "D1"}
@@ -90,10 +90,23 @@ def test_settings_map_to_scrapys_own() -> None:
     settings.setmodule("tianwang.default_settings", priority="project")
     ValidateSpider.update_settings(settings)
     assert settings.getint("DOWNLOAD_TIMEOUT") == 20
-    assert settings.getint("RETRY_TIMES") == 2
+    assert settings.getint("RETRY_TIMES") == 1  # wget -t 2: one retry after the first try
     assert settings.getint("CONCURRENT_REQUESTS") == 200
     settings.set("TIANWANG_VALIDATE_TIMEOUT", 0, priority="cmdline")
     with pytest.raises(SettingError, match="TIANWANG_VALIDATE_TIMEOUT"):
+        ValidateSpider.update_settings(settings)
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("TIANWANG_VALIDATE_TRIES", 0, "TIANWANG_VALIDATE_TRIES=0 is invalid"),
+    ("TIANWANG_VALIDATE_RETRIES", 2, "give TIANWANG_VALIDATE_TRIES"),
+])
+def test_tries_count_every_fetch_and_the_old_name_is_refused(name: str, value: int,
+                                                             message: str) -> None:
+    settings = Settings()
+    settings.setmodule("tianwang.default_settings", priority="project")
+    settings.set(name, value, priority="cmdline")
+    with pytest.raises(SettingError, match=message):
         ValidateSpider.update_settings(settings)
 
 
@@ -127,7 +140,7 @@ def test_timeouts_and_refusals_are_recorded_not_dropped(tmp_path: Path,
     d1 = tmp_path / "d1"
     d1.write_text("".join(f"{site}\t12\n" for site in sorted(sites)))
     result = scrapy_crawl("validate", {"sites": str(d1), "out": str(tmp_path / "d2")},
-                          {"TIANWANG_VALIDATE_TIMEOUT": "1", "TIANWANG_VALIDATE_RETRIES": "1"},
+                          {"TIANWANG_VALIDATE_TIMEOUT": "1", "TIANWANG_VALIDATE_TRIES": "2"},
                           cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "d2").read_text() == ""
@@ -141,7 +154,7 @@ def test_a_crawl_that_did_not_finish_writes_nothing(tmp_path: Path,
     d1 = tmp_path / "d1"
     d1.write_text(f"http://127.0.0.1:{silent}/\t12\n")
     result = scrapy_crawl("validate", {"sites": str(d1), "out": str(tmp_path / "d2")},
-                          {"TIANWANG_VALIDATE_TIMEOUT": "2", "TIANWANG_VALIDATE_RETRIES": "0",
+                          {"TIANWANG_VALIDATE_TIMEOUT": "2", "TIANWANG_VALIDATE_TRIES": "1",
                            "CLOSESPIDER_TIMEOUT": "1"}, cwd=tmp_path)
     assert "crawl ended (closespider_timeout)" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d1"]

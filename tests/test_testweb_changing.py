@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import urllib.error
 import urllib.request
 from email.utils import parsedate_to_datetime
@@ -115,3 +116,24 @@ def test_bad_clock_requests_are_refused(changing_web: TestWeb) -> None:
             urllib.request.urlopen(f"{changing_web.address}/_testweb/clock?{query}")
         assert error.value.code == 400
         error.value.close()
+
+
+def test_page_types_in_the_truth(web: SyntheticWeb, changing_web: TestWeb) -> None:
+    """Seed 001's types: hubs are entry pages; a link page holds LINK_PAGE_LINKS in-host
+    links, counted in the served body, and none to a new page; the rest are stable."""
+    from tianwang.testweb.changing import LINK_PAGE_LINKS
+
+    pages = html_pages(changing_web.truth)
+    kinds = {page["page_type"] for page in pages}
+    assert kinds == {"entry", "link", "stable"}
+    assert all(page["page_type"] is None for page in changing_web.truth.values()
+               if not page["blocks"])
+    for page in pages:
+        served = web.changing.served(page["url"], CLOCK_START + 3 * DAY).body
+        host = page["url"].split("/")[2]
+        in_host = {u for u in links_in(served, page["url"]) if u.split("/")[2] == host}
+        if page["hub"]:
+            assert page["page_type"] == "entry"
+            continue
+        assert not any(re.search(r"/new\d+\.html$", u) for u in in_host)  # only hubs do
+        assert (page["page_type"] == "link") == (len(in_host) >= LINK_PAGE_LINKS), page["url"]

@@ -65,6 +65,13 @@ DOWNLOADER_MIDDLEWARES = {
     "tianwang.middlewares.partition.PartitionMiddleware": 85,
     # Before Scrapy's HttpProxyMiddleware (750), which reads request.meta["proxy"].
     "tianwang.middlewares.proxy.ProxyMiddleware": 740,
+    # robots.txt by RFC 9309 (4xx allow, 5xx wait, cached for a while) and its Crawl-delay
+    # (tianwang/middlewares/robots.py), in place of Scrapy's RobotsTxtMiddleware.
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "tianwang.middlewares.robots.RobotsMiddleware": 100,
+    # After RetryMiddleware (550) in process_response order: a 429/503 with Retry-After
+    # pauses the host and goes back to the scheduler without spending a retry.
+    "tianwang.middlewares.backoff.BackoffMiddleware": 560,
     # Nearest the downloader, so its process_exception turns a stopped download into
     # IgnoreRequest before any other middleware sees it.
     "tianwang.middlewares.contenttype.ContentTypeMiddleware": 950,
@@ -164,6 +171,10 @@ TIANWANG_MIN_REVISIT = _revisits.MIN_INTERVAL
 TIANWANG_MAX_REVISIT = _revisits.MAX_INTERVAL
 # Fetches a day the "optimal" and "uniform" policies share out; 0 = one per url a day.
 TIANWANG_REVISIT_BUDGET = 0
+# Revisit classes by seed 001's page types: entry pages F1, stable pages F2 (refresh spider).
+TIANWANG_PAGE_TYPES = True
+# In-host block links that make a page that is never an entry page a link page (type 3).
+TIANWANG_LINK_PAGE_MIN_LINKS = 10
 
 # --- verticals (tianwang/verticals.py, applied by tianwang/addon.py) ---
 # The vertical (a named settings profile, tianwang/verticals.py) of this crawl; "" for none.
@@ -192,7 +203,30 @@ TIANWANG_REDIS_BATCH = 64
 # --- collection building: the validate spider, D1 -> D2 (issue 9; seed 004's wget -T 20 -t 2) ---
 # Seconds a homepage may take (sets DOWNLOAD_TIMEOUT for the validate spider).
 TIANWANG_VALIDATE_TIMEOUT = 20
-# Retries of a homepage that failed or answered 5xx/408/429 (sets RETRY_TIMES for validate).
-TIANWANG_VALIDATE_RETRIES = 2
+# Fetches of a homepage in all, the first included, as wget -t counts (seed 004: -t 2);
+# a failure or 5xx/408/429 answer is retried up to tries - 1 times (sets RETRY_TIMES).
+TIANWANG_VALIDATE_TRIES = 2
 # Homepages fetched at once (sets CONCURRENT_REQUESTS for validate; seed 004 ran 200 threads).
 TIANWANG_VALIDATE_CONCURRENCY = 200
+
+# --- the protocols of real sites (robots.txt, sitemaps, back-off) ---
+# Longest Crawl-delay honoured, in seconds: a longer one in a robots.txt is cut to this.
+TIANWANG_MAX_CRAWL_DELAY = 30
+# Seconds a host's robots.txt is kept before it is fetched again (RFC 9309: at most a day).
+TIANWANG_ROBOTS_TTL = 86400
+# Seconds before asking again for a robots.txt that answered 429/5xx or not at all ...
+TIANWANG_ROBOTS_RETRY_DELAY = 60
+# ... and how many times; then the waiting request is dropped (unavailable = disallow all).
+TIANWANG_ROBOTS_RETRIES = 2
+# Longest pause, in seconds, a 429/503 Retry-After gets; a longer one is cut to this.
+TIANWANG_MAX_RETRY_AFTER = 600
+# Times one request is sent back after a pause before it goes to Scrapy's retries as usual.
+TIANWANG_BACKOFF_MAX_PAUSES = 5
+# Crawl the urls of each host's sitemaps (robots.txt Sitemap: lines and /sitemap.xml).
+TIANWANG_SITEMAPS = False
+# Urls taken from one sitemap at most (the sitemaps protocol's own limit is 50,000).
+TIANWANG_SITEMAP_MAX_URLS = 50000
+# Sitemap files fetched per host at most (index files and the sitemaps they list).
+TIANWANG_SITEMAP_MAX_FILES = 50
+# Nesting of sitemap indexes followed: 1 = an index's sitemaps, not an index in an index.
+TIANWANG_SITEMAP_MAX_DEPTH = 2

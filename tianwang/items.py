@@ -27,3 +27,13 @@ class NotModifiedItem:
     url: str
     headers: list[tuple[bytes, bytes]]  # of the 304 (Date, ETag, Last-Modified)
     fetched_at: float  # epoch seconds on the crawler's clock
+
+
+@dataclass
+class SitemapLastmodItem:
+    """A sitemap's word that a url changed at `lastmod` (a W3C datetime): goes to the visit
+    history (TIANWANG_CHANGES), so the refresh spider revisits the url if it is later than
+    the url's last visit (issue 17)."""
+
+    url: str
+    lastmod: str

@@ -15,6 +15,17 @@ STORED = "tianwang_stored"
 # Set by the site spider: the url of the page whose link made the request (survives
 # redirects, as Referer does not); the link graph's parent.
 PARENT = "tianwang_parent"
+# Set by the sitemap reader (spiders/sitemaps.py) on a sitemap request: (the host it speaks
+# for, its index depth).
+SITEMAP = "tianwang_sitemap"
+# Set by the sitemap reader on a url a sitemap listed: the sitemap's lastmod for it.
+LASTMOD = "tianwang_lastmod"
+# Set by the validate spider on a homepage request: the site (D1 line) it checks.
+SITE = "tianwang_site"
+# Set by RobotsMiddleware on its own robots.txt requests.
+ROBOTS = "tianwang_robots"
+# Set by BackoffMiddleware: times this request was sent back after a Retry-After pause.
+BACKOFF_PAUSES = "tianwang_backoff_pauses"
 
 # Scrapy's own keys (scrapy.core.downloader.Downloader.DOWNLOAD_SLOT, DepthMiddleware,
 # RedirectMiddleware).

@@ -20,6 +20,7 @@ import statistics
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from tianwang.analysis.sitegraph import SiteGraph
 from tianwang.analysis.sitepartition import (
@@ -120,6 +121,81 @@ def hash_share(
                 fetched.add(target)
                 queue.append(target)
     return fetched
+
+
+# --- the paper's two trends over N ---------------------------------------------------------
+#
+# Seed 002, on its Figure 4: "the larger N, the more sites fail (a score of 0 means the
+# partition fails); the score of the sites that pass first rises, then falls: a larger N is
+# not always a better partition." Both are statements across N, not at one N, so they are
+# checked on the whole run of N >= 2 (the paper's figure leaves N = 1 out: every site scores
+# 0.447 there), and need three such N to say anything.
+
+
+@dataclass(frozen=True)
+class Trend:
+    """One trend over N: its values per N (None where no site passes) and whether it holds;
+    `peak` is the N where the passing sites' score is highest."""
+
+    label: str
+    paper: str
+    crawlers: tuple[int, ...]
+    values: tuple[float | None, ...]
+    holds: bool | None  # None: fewer than three N >= 2 were run
+    peak: int | None = None
+
+
+TREND_LABELS = (("failing sites grow with N", "more fail as N grows"),
+                ("passing score rises, falls", "rises, then falls"))
+
+
+def trend_crawlers(crawlers: Iterable[int]) -> tuple[int, ...]:
+    return tuple(sorted({n for n in crawlers if n >= 2}))
+
+
+def failing_counts(runs: Sequence[SiteRun], scheme: str, crawlers: Sequence[int]) -> list[int]:
+    """Per N, the sites whose score is 0 (the paper's failed partitions)."""
+    return [sum(v <= 0 for v in values_of(runs, scheme, n, "score")) for n in crawlers]
+
+
+def passing_scores(runs: Sequence[SiteRun], scheme: str,
+                   crawlers: Sequence[int]) -> list[float | None]:
+    """Per N, the median score of the sites that pass (score > 0)."""
+    medians: list[float | None] = []
+    for n in crawlers:
+        passing = [v for v in values_of(runs, scheme, n, "score") if v > 0]
+        medians.append(statistics.median(passing) if passing else None)
+    return medians
+
+
+def grows(values: Sequence[float]) -> bool:
+    """Never falls from one N to the next, and ends higher than it starts."""
+    return all(a <= b for a, b in pairwise(values)) and values[-1] > values[0]
+
+
+def inner_peak(values: Sequence[float | None]) -> int | None:
+    """The index of the highest value when it lies strictly inside the run, above both ends
+    (rises, then falls); None otherwise or when some N has no passing site."""
+    if any(v is None for v in values):
+        return None
+    top = max(range(len(values)), key=lambda k: (values[k], -k))
+    inside = 0 < top < len(values) - 1
+    return top if inside and values[0] < values[top] > values[-1] else None
+
+
+def trends(runs: Sequence[SiteRun], scheme: str, crawlers: Iterable[int]) -> list[Trend]:
+    ns = trend_crawlers(crawlers)
+    failing = failing_counts(runs, scheme, ns)
+    scores = passing_scores(runs, scheme, ns)
+    enough = len(ns) >= 3
+    peak = inner_peak(scores) if enough else None
+    (fail_label, fail_paper), (score_label, score_paper) = TREND_LABELS
+    return [
+        Trend(fail_label, fail_paper, ns, tuple(map(float, failing)),
+              grows(failing) if enough else None),
+        Trend(score_label, score_paper, ns, tuple(scores), (peak is not None) if enough else None,
+              ns[peak] if peak is not None else None),
+    ]
 
 
 # --- the spread over sites -----------------------------------------------------------------

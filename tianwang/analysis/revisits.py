@@ -14,6 +14,10 @@ looked at again could change unseen for good) and at most once per minimum inter
 with a single visit has no rate yet and counts at the mean rate of the others. Due urls come
 class F1 first, then F2, and within a class entry pages first (seed 001: entry pages carry
 the new links), then the longest overdue.
+
+Given the urls' page types (tianwang/analysis/pagetypes.py, TIANWANG_PAGE_TYPES), an entry
+page is F1 and a stable page F2 whatever their estimates, and two-class revisits each class
+at its mean rate over those classes: a stable page is not revisited like a hub.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from tianwang.analysis.changerates import (
     two_class_frequencies,
     uniform_allocation,
 )
+from tianwang.analysis.pagetypes import typed_classes, typed_two_class_frequencies
 from tianwang.formats.history import Visit
 
 DAY = 86400.0
@@ -60,6 +65,7 @@ class Due:
     overdue: float  # seconds past due
     etag: str | None
     last_modified: str | None
+    page_type: str = ""  # entry, stable or link when the policy uses the types
 
 
 def url_rates(visits: Iterable[Visit]) -> list[UrlRate]:
@@ -86,12 +92,14 @@ def _rate_of(visits: list[Visit]) -> UrlRate:
 
 
 def frequencies(rates: list[float], policy: str, budget: float, min_interval: float,
-                max_interval: float) -> list[float]:
+                max_interval: float, types: list[str] | None = None) -> list[float]:
     """Revisits a day for each rate (changes a day) under a policy, within the bounds."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}: one of {', '.join(POLICIES)}")
     low, high = DAY / max_interval, DAY / min_interval
-    if policy == TWO_CLASS:
+    if policy == TWO_CLASS and types is not None:
+        chosen = typed_two_class_frequencies(rates, types, low, high)
+    elif policy == TWO_CLASS:
         chosen = two_class_frequencies(rates, low, high)
     elif policy == "optimal":
         chosen = optimal_allocation(rates, budget)
@@ -102,20 +110,24 @@ def frequencies(rates: list[float], policy: str, budget: float, min_interval: fl
 
 def due(urls: list[UrlRate], now: float, policy: str = TWO_CLASS, budget: float = 0.0,
         min_interval: float = MIN_INTERVAL, max_interval: float = MAX_INTERVAL,
-        everything: bool = False) -> list[Due]:
-    """The urls due at `now` (all of them with everything=True), in revisit order."""
+        everything: bool = False, types: dict[str, str] | None = None) -> list[Due]:
+    """The urls due at `now` (all of them with everything=True), in revisit order; with
+    `types` (url -> page type), the typed classes."""
     if not urls:
         return []
     known = [u.estimate.rate for u in urls if u.estimate is not None]
     mean = sum(known) / len(known) if known else 0.0
     rates = [u.estimate.rate if u.estimate is not None else mean for u in urls]
-    chosen = frequencies(rates, policy, budget, min_interval, max_interval)
+    kinds = [types.get(u.url, "stable") for u in urls] if types is not None else None
+    chosen = frequencies(rates, policy, budget, min_interval, max_interval, kinds)
+    cls_of = typed_classes(rates, kinds) if kinds is not None else classes(rates)
     found = []
-    for url, rate, cls, per_day in zip(urls, rates, classes(rates), chosen, strict=True):
+    for k, (url, rate, cls, per_day) in enumerate(zip(urls, rates, cls_of, chosen,
+                                                      strict=True)):
         interval = DAY / per_day
         overdue = now - (url.last_visit + interval)
         if everything or overdue >= 0:
             found.append(Due(url.url, cls, url.entry, rate, interval, overdue, url.etag,
-                             url.last_modified))
+                             url.last_modified, kinds[k] if kinds is not None else ""))
     found.sort(key=lambda d: (d.cls, not d.entry, -d.overdue, d.url))
     return found

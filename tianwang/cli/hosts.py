@@ -1,7 +1,8 @@
-"""`tianwang hosts count | clean | dealias | filter`: seed 004's host lists, D0 to D4.
+"""`tianwang hosts count | clean | dealias | filter | homepage`: seed 004's host lists, D0 to
+D4, and seed 001's homepage finding.
 
-The steps' logic is in tianwang.collection (hostcount, hostnames, dealias, spamfilter); this
-module is their command line: arguments, messages, exit status.
+The steps' logic is in tianwang.collection (hostcount, hostnames, dealias, spamfilter,
+homepage); this module is their command line: arguments, messages, exit status.
 """
 
 from __future__ import annotations
@@ -14,16 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from tianwang.collection import dealias as dealiasing
+from tianwang.collection import homepage as homepages
 from tianwang.collection import hostcount, hostnames, spamfilter
 from tianwang.collection.hosttable import TableError, removal_line
 from tianwang.collection.sitelist import SiteListError, check_out_dir, write_lines
+from tianwang.formats.record import RecordError
 from tianwang.progress import terminal_progress
 
 
 def register(subparsers: Any) -> None:
     hosts = subparsers.add_parser("hosts", help="host lists for a collection: D0 to D4")
     steps = hosts.add_subparsers(dest="hosts_command", required=True)
-    for step in (register_count, register_clean, register_dealias, register_filter):
+    for step in (register_count, register_clean, register_dealias, register_filter,
+                 register_homepage):
         step(steps)
 
 
@@ -207,4 +211,45 @@ def cmd_filter(args: argparse.Namespace) -> int:
     print(spamfilter.count_line(result, len(rows)))
     for family in sorted(result.families.values(), key=lambda f: f.domain):
         print(family.line())
+    return 0
+
+
+def register_homepage(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "homepage", help="each site's homepage found from its sub-pages (seed 001's PERS)",
+        description=homepages.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dir", metavar="DIR", help="a crawl's record tree")
+    parser.add_argument("--out", metavar="FILE", help="write the list here (default: stdout)")
+    parser.add_argument("--missing-only", action="store_true",
+                        help="only the sites whose / was not stored")
+    parser.add_argument("--lambda", dest="lam", type=float, default=homepages.LAMBDA,
+                        help="the document model's weight in the mix "
+                             f"(default {homepages.LAMBDA})")
+    parser.set_defaults(func=cmd_homepage)
+
+
+def cmd_homepage(args: argparse.Namespace) -> int:
+    tree = Path(args.dir)
+    if not 0 < args.lam < 1:  # 1 would give log 0 to a page without a query word
+        print(f"tianwang hosts homepage: --lambda {args.lam:g} must be in (0, 1)",
+              file=sys.stderr)
+        return 2
+    if not tree.is_dir():
+        print(f"tianwang hosts homepage: {tree}: no such directory", file=sys.stderr)
+        return 1
+    try:
+        found = homepages.find_all(tree, args.lam)
+    except RecordError as exc:
+        print(f"tianwang hosts homepage: damaged record file: {exc}", file=sys.stderr)
+        return 1
+    text = "".join(homepages.lines(found, args.missing_only))
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        out = Path(args.out)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    missing = sum(1 for f in found if not f.root_stored)
+    print(f"homepage: {len(found)} sites, {missing} without their / stored", file=sys.stderr)
     return 0

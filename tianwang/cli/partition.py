@@ -20,13 +20,17 @@ from tianwang.analysis.partition_experiment import (
     FINDINGS,
     MEASURES,
     SCHEMES,
+    TREND_LABELS,
     SiteRun,
     Statistics,
+    Trend,
     finding_share,
     run_site,
     site_stats,
     spread,
     statistics_of,
+    trend_crawlers,
+    trends,
     values_of,
 )
 from tianwang.analysis.sitegraph import GraphDirError, SiteGraph, read_sites
@@ -200,7 +204,35 @@ def write_table(out: TextIO, sites: Sequence[SiteGraph], runs: Sequence[SiteRun]
         shares = [finding_share(runs, scheme, finding) for scheme in SCHEMES]
         out.write(f"{finding.label:<30}{finding.paper:<20}"
                   + "".join(f"{_percent(s):>10}" for s in shares) + "\n")
+    out.write(trends_text(runs, crawlers))
     out.write("\n" + statistics_text(stats))
+
+
+def trends_text(runs: Sequence[SiteRun], crawlers: Sequence[int]) -> str:
+    """Seed 002's two trends over N, per scheme, then the key-path values they rest on."""
+    by_scheme = {scheme: trends(runs, scheme, crawlers) for scheme in SCHEMES}
+    ns = trend_crawlers(crawlers)
+    consecutive = len(ns) > 1 and ns == tuple(range(ns[0], ns[-1] + 1))
+    shown = f"{ns[0]}-{ns[-1]}" if consecutive else ",".join(map(str, ns))
+    lines = [f"\n{'trend over N = ' + shown:<29} {'paper':<20}"
+             + "".join(f"{s:>10}" for s in SCHEMES)]
+    for k, (label, paper) in enumerate(TREND_LABELS):
+        cells = [_verdict(by_scheme[scheme][k]) for scheme in SCHEMES]
+        lines.append(f"{label:<30}{paper:<20}" + "".join(f"{c:>10}" for c in cells))
+    failing, scores = by_scheme["key-path"]
+    lines.append("key-path per N: failing sites "
+                 + " ".join(f"{v:g}" for v in failing.values)
+                 + "; median score of passing sites "
+                 + " ".join("-" if v is None else f"{v:.3f}" for v in scores.values))
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(trend: Trend) -> str:
+    if trend.holds is None:
+        return "-"
+    if trend.peak is not None:
+        return f"yes N={trend.peak}"
+    return "yes" if trend.holds else "no"
 
 
 def _cell(values: Sequence[float]) -> str:

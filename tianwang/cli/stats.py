@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from tianwang.collection import stats as record_stats
+from tianwang.collection.provinces import ProvinceError, load_registry
 from tianwang.collection.sizefit import fit_sizes
 from tianwang.progress import terminal_progress
 
@@ -19,6 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("dir", metavar="DIR", help="record tree (e.g. a tianwang sample output)")
     parser.add_argument("--out", metavar="FILE", help="write the report here (default: stdout)")
     parser.add_argument("--plot", metavar="PNG", help="draw the site-size distribution here")
+    parser.add_argument("--provinces", metavar="FILE",
+                        help="`<domain> <province>` lines (registrants' provinces, e.g. from "
+                             "WHOIS) for the province table, before the domain's own")
     parser.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
                         help="processes reading the records (default: one per core)")
     parser.set_defaults(func=cmd_stats)
@@ -28,8 +32,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
     tree = Path(args.dir)
     try:
         with terminal_progress() as progress:
-            stats = record_stats.stats_of(tree, args.workers, progress)
-    except record_stats.StatsError as exc:
+            registry = load_registry(args.provinces) if args.provinces else None
+            stats = record_stats.stats_of(tree, args.workers, progress, registry)
+    except (record_stats.StatsError, ProvinceError) as exc:
         print(f"tianwang stats: {exc}", file=sys.stderr)
         return 1
     for span in stats.damaged:

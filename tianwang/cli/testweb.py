@@ -83,6 +83,17 @@ def _web_options(parser: argparse.ArgumentParser, required: bool = True) -> None
         "ETag, Last-Modified and 304 answers",
     )
     parser.add_argument(
+        "--protocols",
+        action="store_true",
+        help="add hosts with Crawl-delay, robots.txt errors, sitemaps, 429/503 Retry-After, "
+        "charset and Content-Encoding cases (tianwang/testweb/protocols.py)",
+    )
+    parser.add_argument(
+        "--hidden-roots",
+        action="store_true",
+        help="every third host's / answers 404, its homepage elsewhere (testweb/hiddenroot.py)",
+    )
+    parser.add_argument(
         "--collection",
         action="store_true",
         help="serve the collection host list's names too (aliases, unreachable, families; "
@@ -118,7 +129,9 @@ def _web(args: argparse.Namespace) -> SyntheticWeb:
 
         return CollectionWeb(args.seed, args.hosts, args.max_pages)  # type: ignore[return-value]
     return SyntheticWeb(args.seed, args.hosts, args.max_pages, junk=args.junk,
-                        mirrors=args.mirrors, changing=args.changing)
+                        mirrors=args.mirrors, changing=args.changing,
+                        protocols=getattr(args, "protocols", False),
+                        hidden_roots=args.hidden_roots)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -154,9 +167,10 @@ def _served_web(args: argparse.Namespace) -> Any:
             raise ValueError("the following arguments are required: --seed, --hosts (or --graph)")
         return _web(args)
     collection = getattr(args, "collection", False)  # an option of issue 9's
-    if synthetic or args.junk or args.mirrors or args.changing or collection:
+    if (synthetic or args.junk or args.mirrors or args.changing or collection
+            or getattr(args, "hidden_roots", False)):
         raise ValueError("--graph serves a recorded graph: no --seed, --hosts, --junk, "
-                         "--mirrors, --changing or --collection with it")
+                         "--mirrors, --changing, --hidden-roots or --collection with it")
     from tianwang.testweb.graph import GraphWeb
 
     return GraphWeb.from_dir(args.graph)
@@ -173,6 +187,7 @@ def run_truth(args: argparse.Namespace) -> int:
 def run_hosts(args: argparse.Namespace) -> int:
     web = _web(args)
     urls = web.homepages() + (web.junk.homepages() if web.junk else [])
+    urls += web.protocols.homepages() if getattr(web, "protocols", None) else []
     sys.stdout.write("".join(f"{url}\n" for url in urls))
     sys.stdout.flush()
     return 0

@@ -4,6 +4,8 @@ Size (table 4.1): pages, sites, bytes, average page size, pages and bytes per si
 the pages' HTTP bodies as served (what a reader downloads), not the compressed records.
 A site is a host directory `data_<k>/<host>` of the tree; a page is a record.
 Domain types (table 4.2): share of the pages, pages, dynamic pages, sites.
+Provinces (table 4.4): the same per province, the 31 and "other"; a site's province from its
+domain, or from --provinces FILE (registered domain -> province): tianwang/collection/provinces.py.
 Page forms (table 4.3): pages and dynamic pages of each form, most common first.
 Site sizes (section 3.1's log-log figure): the number of sites of each size, the slope of
 its power law fitted by maximum likelihood (tianwang/collection/sizefit.py), and with --plot
@@ -24,6 +26,11 @@ from urllib.parse import urlsplit
 
 from tianwang.analysis.globaldedup import DONE_FILE, WORK_DIR
 from tianwang.collection.pageclass import DOMAIN_TYPES, domain_type, is_dynamic, page_form
+from tianwang.collection.provinces import (
+    LABELS,
+    province_of,
+    report_order,
+)
 from tianwang.collection.sizefit import SizeFit
 from tianwang.formats.http import body_start
 from tianwang.formats.record import iter_records
@@ -47,6 +54,7 @@ class Stats:
     domains: dict[str, Row] = field(default_factory=lambda: {t: Row() for t in DOMAIN_TYPES})
     forms: dict[str, Row] = field(default_factory=dict)
     sizes: list[int] = field(default_factory=list)  # pages of each site
+    provinces: dict[str, Row] = field(default_factory=lambda: {p: Row() for p in LABELS})
     stored_bytes: int = 0  # the page.dat files on disk
     damaged: list[str] = field(default_factory=list)  # each damaged span skipped, said
 
@@ -58,14 +66,16 @@ class StatsError(Exception):
 # -- counting ----------------------------------------------------------------------------
 
 
-def collect(tree: Path, workers: int = 1, progress: Progress | None = None) -> Stats:
-    """Every record of the tree, counted by site, domain type and page form."""
+def collect(tree: Path, workers: int = 1, progress: Progress | None = None,
+            registry: dict[str, str] | None = None) -> Stats:
+    """Every record of the tree, counted by site, domain type, province and page form."""
     stats = Stats()
     files = [str(path) for path in record_files(tree)]
     for done, count in enumerate(_counts(files, workers), 1):
         if count.site.pages:
             stats.sizes.append(count.site.pages)
             _add(stats.domains[domain_type(count.host)], count.site)
+            _add(stats.provinces[province_of(count.host, registry)], count.site)
             _add(stats.total, count.site)
             for form, row in count.forms.items():
                 _add(stats.forms.setdefault(form, Row()), row)
@@ -148,6 +158,12 @@ def write_report(out: TextIO, tree: Path, stats: Stats, fit: SizeFit | None,
               "|---|---:|---:|---:|---:|\n")
     # Most pages first; sorted() is stable, so ties keep the issue's order.
     for name, row in sorted(stats.domains.items(), key=lambda item: -item[1].pages):
+        out.write(f"| {name} | {_share(row.pages, total.pages)} | {row.pages:,} | "
+                  f"{row.dynamic:,} | {row.sites:,} |\n")
+    out.write("\n## Provinces\n\n| province | share | pages | dynamic pages | sites |\n"
+              "|---|---:|---:|---:|---:|\n")
+    for name in report_order({p: row.pages for p, row in stats.provinces.items()}):
+        row = stats.provinces[name]
         out.write(f"| {name} | {_share(row.pages, total.pages)} | {row.pages:,} | "
                   f"{row.dynamic:,} | {row.sites:,} |\n")
     out.write("\n## Page forms\n\n| page form | share | pages | dynamic pages |\n"
@@ -244,12 +260,13 @@ def draw_plot(path: Path, sizes: list[int], fit: SizeFit | None) -> None:
 # -- the command -------------------------------------------------------------------------
 
 
-def stats_of(tree: Path, workers: int, progress: Progress | None) -> Stats:
+def stats_of(tree: Path, workers: int, progress: Progress | None,
+             registry: dict[str, str] | None = None) -> Stats:
     if not tree.is_dir():
         raise StatsError(f"{tree}: {'not a directory' if tree.exists() else 'no such directory'}")
     if (tree / WORK_DIR).exists() and not (tree / DONE_FILE).exists():
         raise StatsError(f"{tree} is an unfinished dedup output; finish it first")
-    stats = collect(tree, workers, progress)
+    stats = collect(tree, workers, progress, registry)
     if not stats.total.pages:
         raise StatsError(f"{tree} holds no records (no data_*/<host>/page.dat)")
     return stats

@@ -2,8 +2,9 @@
 
 No Scrapy import. One row a visit (time from the server's Date header, status, body MD5,
 content hash of the page's content blocks, ETag, Last-Modified, whether it saw a change,
-whether the page was an entry page at that visit and its share of new links) and one row a
-url with what the next visit compares against (its last content hash and block links).
+whether the page was an entry page at that visit and its share of new links), one row a
+url with what the next visit compares against (its last content hash and block links), and
+one row a url a sitemap gave a `lastmod` (its latest).
 
 sqlite in WAL mode: a crash loses at most the visits since the last commit (every
 COMMIT_EVERY visits and at close), never the file; readers (the refresh spider, the report)
@@ -33,6 +34,7 @@ CREATE TABLE IF NOT EXISTS pages (
     url TEXT PRIMARY KEY, time REAL NOT NULL, md5 TEXT, content_hash TEXT, etag TEXT,
     last_modified TEXT, links TEXT NOT NULL, entry INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS sitemap_lastmod (url TEXT PRIMARY KEY, lastmod REAL NOT NULL);
 """
 
 
@@ -108,6 +110,23 @@ class HistoryStore:
         self._uncommitted += 1
         if self._uncommitted >= COMMIT_EVERY:
             self.commit()
+
+    def set_lastmod(self, url: str, lastmod: float) -> None:
+        """A sitemap says url changed at lastmod (epoch seconds); the latest such word is kept."""
+        self._db.execute(
+            "INSERT INTO sitemap_lastmod VALUES (?, ?) ON CONFLICT (url) DO UPDATE SET "
+            "lastmod = max(lastmod, excluded.lastmod)", (url, lastmod))
+        self._uncommitted += 1
+        if self._uncommitted >= COMMIT_EVERY:
+            self.commit()
+
+    def lastmods(self) -> dict[str, float]:
+        """url -> the latest time a sitemap said it changed (none for a history without)."""
+        try:
+            rows = self._db.execute("SELECT url, lastmod FROM sitemap_lastmod").fetchall()
+        except sqlite3.OperationalError:  # a history written before sitemaps, read-only
+            return {}
+        return dict(rows)
 
     def visits(self, url: str | None = None) -> Iterator[Visit]:
         """Visits of one url, or of all (by url, then time)."""

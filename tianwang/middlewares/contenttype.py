@@ -126,5 +126,8 @@ class ContentTypeMiddleware:
 
 
 def _is_robots(request: Request) -> bool:
-    """RobotsTxtMiddleware's own request: robots.txt is read whatever type it is served as."""
+    """RobotsTxtMiddleware's own request (robots.txt), or a sitemap's (XML, maybe gzip): read
+    whatever type it is served as; TIANWANG_MAX_PAGE_BYTES still bounds it."""
+    if request.meta.get("tianwang_sitemap"):  # tianwang.spiders.sitemaps.SITEMAP_META
+        return True
     return bool(request.meta.get("dont_obey_robotstxt")) and request.url.endswith("/robots.txt")

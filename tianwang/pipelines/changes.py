@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from datetime import UTC
 from typing import Any
 
 from scrapy.exceptions import DropItem, NotConfigured
@@ -23,7 +24,7 @@ from tianwang.analysis.entry import in_host_links, is_entry, new_link_share
 from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str, get_share
 from tianwang.formats.history import HistoryStore, Visit
 from tianwang.httpheaders import charset, header, media_type, visit_time
-from tianwang.items import NotModifiedItem, PageItem
+from tianwang.items import NotModifiedItem, PageItem, SitemapLastmodItem
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +63,19 @@ class ChangeStatsPipeline:
             raise DropItem("not modified", log_level="DEBUG")  # nothing to store
         if isinstance(item, PageItem):
             return self._page(item)
+        if isinstance(item, SitemapLastmodItem):
+            self._lastmod(item)
+            raise DropItem("sitemap lastmod recorded", log_level="DEBUG")  # nothing to store
         return item
+
+    def _lastmod(self, item: SitemapLastmodItem) -> None:
+        assert self.store is not None
+        when = w3c_datetime(item.lastmod)
+        if when is None:
+            self.stats.inc_value("tianwang/changes/bad_lastmod")
+            return
+        self.store.set_lastmod(item.url, when)
+        self.stats.inc_value("tianwang/changes/sitemap_lastmods")
 
     def _page(self, item: PageItem) -> PageItem:
         assert self.store is not None
@@ -106,3 +119,18 @@ class ChangeStatsPipeline:
         self.store.add(visit, None)
         self.stats.inc_value("tianwang/changes/visits")
         self.stats.inc_value("tianwang/changes/not_modified")
+
+
+def w3c_datetime(value: str) -> float | None:
+    """A sitemap's lastmod (W3C datetime: 2026-11-01, or with a time and zone) as epoch
+    seconds, UTC when no zone is given; None if it is none of those."""
+    from datetime import datetime
+
+    text = value.strip().replace("Z", "+00:00")
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp()

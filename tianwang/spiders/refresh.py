@@ -10,6 +10,11 @@ one). Order: class F1, then F2, entry pages first within a class. On an entry pa
 the history has never seen (in-host, in content or navigation blocks) are fetched before any
 further revisit, and recorded as first visits.
 
+With TIANWANG_PAGE_TYPES (on by default) the history's urls are typed as seed 001 does
+(tianwang/analysis/pagetypes.py: entry, stable, link; TIANWANG_LINK_PAGE_MIN_LINKS block
+links make a link page) and the policy's classes follow the types: an entry page is F1, a
+stable page F2 whatever its estimate, so a stable page is not revisited like a hub.
+
 `now` is the time revisits are due by (default: this machine's clock; a test web's clock
 for tests); `all=1` revisits every url whatever its due time.
 """
@@ -17,6 +22,7 @@ for tests); `all=1` revisits every url whatever its due time.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,8 +32,9 @@ from scrapy.http import Response
 
 from tianwang.analysis.blocks import block_links, segment
 from tianwang.analysis.entry import in_host_links, is_entry, new_link_share
+from tianwang.analysis.pagetypes import PAGE_TYPES, page_types
 from tianwang.analysis.revisits import POLICIES, Due, due, url_rates
-from tianwang.config import SettingError, get_int, get_nonempty_str, get_share
+from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str, get_share
 from tianwang.formats.history import FILE_NAME, HistoryStore
 from tianwang.httpheaders import charset
 from tianwang.items import NotModifiedItem
@@ -66,6 +73,8 @@ class RefreshSpider(Spider):
         budget = get_int(settings, "TIANWANG_REVISIT_BUDGET", minimum=0)
         spider.min_links = get_int(settings, "TIANWANG_ENTRY_MIN_LINKS", minimum=1)
         spider.min_share = get_share(settings, "TIANWANG_ENTRY_NEW_SHARE")
+        spider.typed = get_bool(settings, "TIANWANG_PAGE_TYPES")
+        spider.link_min = get_int(settings, "TIANWANG_LINK_PAGE_MIN_LINKS", minimum=1)
         spider.load(get_nonempty_str(settings, "TIANWANG_DATA_DIR"), policy, budget, low, high)
         return spider
 
@@ -76,14 +85,29 @@ class RefreshSpider(Spider):
                                "history (crawl it first with TIANWANG_CHANGES=1)")
         try:
             with HistoryStore(data_dir) as store:
-                rates = url_rates(store.visits())
+                visits = list(store.visits())
                 states = list(store.pages())
+                lastmods = store.lastmods()
         except OSError as exc:
             raise SettingError("TIANWANG_DATA_DIR", data_dir,
                                f"a crawl's data directory ({exc})") from None
         self.known = {state.url for state in states}
         self.previous_links = {state.url: state.links for state in states}
-        self.plan = due(rates, now, policy, budget or len(rates), low, high, self.everything)
+        rates = url_rates(visits)
+        types, self.type_counts = None, Counter()
+        if self.typed:
+            types = page_types(visits, {s.url: len(s.links) for s in states}, self.link_min)
+            self.type_counts = Counter(types.values())
+            self.logger.info("page types: %s", ", ".join(
+                f"{kind} {self.type_counts[kind]}" for kind in PAGE_TYPES))
+        self.plan = due(rates, now, policy, budget or len(rates), low, high, self.everything,
+                        types)
+        changed = sitemap_due(states, lastmods, now)
+        if changed:  # first: the site itself says these changed since their last visit
+            urls = {item.url for item in changed}
+            self.plan = changed + [item for item in self.plan if item.url not in urls]
+            self.logger.info("%d urls due because their sitemap lastmod is later than their "
+                             "last visit", len(changed))
         # Pages revisited or found in this run: every planned url from the start, so a new
         # link that redirects to one (an alias, /index.htm -> /) is not recorded twice.
         self.visited = {item.url for item in self.plan}
@@ -99,6 +123,8 @@ class RefreshSpider(Spider):
             raise ValueError(f"now={self.now_arg!r}: expected epoch seconds") from None
 
     async def start(self) -> AsyncIterator[Request]:
+        for kind, count in self.type_counts.items():  # the stats exist once the crawl runs
+            self.crawler.stats.set_value(f"tianwang/refresh/type/{kind}", count)
         for item in self.plan:
             headers = {}
             if item.etag:
@@ -137,6 +163,22 @@ class RefreshSpider(Spider):
             if url not in self.known:
                 self.known.add(url)
                 yield Request(url, callback=self.parse_new, priority=NEW_LINK_PRIORITY)
+
+
+def sitemap_due(states: list[Any], lastmods: dict[str, float], now: float) -> list[Due]:
+    """Urls whose sitemap lastmod is later than their last visit, oldest visit first.
+
+    A lastmod later than `now` is a site's mistake (or a clock's), not news: it is ignored,
+    else the url would be due at every refresh for ever.
+    """
+    found = []
+    for state in states:
+        lastmod = lastmods.get(state.url)
+        if lastmod is not None and state.time < lastmod <= now:
+            found.append(Due(state.url, 1, state.entry, 0.0, 0.0, now - lastmod, state.etag,
+                             state.last_modified))
+    found.sort(key=lambda item: (-item.overdue, item.url))
+    return found
 
 
 def _headers(response: Response) -> list[tuple[bytes, bytes]]:

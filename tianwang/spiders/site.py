@@ -14,6 +14,9 @@ frontier adds to the url's weight.
 Site partition (seed 002): with -a partition=PLAN -a share=i the crawl also starts at every
 planned site's homepage and share i's supplementary seeds, and PartitionMiddleware keeps it
 out of the key paths of other shares (tianwang/share.py); -a seeds is then optional.
+
+Sitemaps (TIANWANG_SITEMAPS): each host's sitemaps are a source of urls too, each url a
+level-1 entry point as a seed is (tianwang/spiders/sitemaps.py).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from scrapy import Request, Spider
 from scrapy import signals as scrapy_signals
@@ -35,6 +38,7 @@ from tianwang.config.shared_crawl import is_shared
 from tianwang.items import PageItem
 from tianwang.seeds import SeedError, load_seeds
 from tianwang.share import Share, load_share
+from tianwang.spiders.sitemaps import SITEMAP_META, SitemapConfig, SitemapReader
 from tianwang.urls import canonical_url, url_host
 
 _SKIPPED_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
@@ -54,6 +58,7 @@ class SiteSpider(Spider):
     keywords: tuple[str, ...]
     keyword_boost: int
     partition_share: Share | None  # announced by signals.share_opened as the spider opens
+    sitemaps: SitemapReader | None  # None unless TIANWANG_SITEMAPS
 
     def __init__(
         self,
@@ -86,6 +91,12 @@ class SiteSpider(Spider):
         spider.partition_share = load_share(spider.partition_arg, spider.share_arg)
         spider.seed_urls = [] if joining else spider.start_seeds()
         crawler.signals.connect(spider.announce_share, signal=scrapy_signals.spider_opened)
+        spider.sitemaps = None
+        sitemaps = SitemapConfig.from_settings(settings)
+        if sitemaps.enabled:
+            spider.sitemaps = SitemapReader(sitemaps, crawler, spider.follows,
+                                            spider.parse, spider.parse_sitemap)
+            crawler.signals.connect(spider.robots_parsed, signal=scrapy_signals.robots_parsed)
         return spider
 
     def announce_share(self) -> None:
@@ -107,6 +118,21 @@ class SiteSpider(Spider):
     async def start(self) -> AsyncIterator[Request]:
         for url in self.seed_urls:
             yield Request(url, callback=self.parse)
+        if self.sitemaps is not None and not self.settings.getbool("ROBOTSTXT_OBEY"):
+            for url in self.seed_urls:  # no robots.txt is read: each seed host's /sitemap.xml
+                for request in self.sitemaps.for_robots(urljoin(url, "/robots.txt"), None):
+                    yield request
+
+    def robots_parsed(self, robotparser: Any, request: Request) -> None:
+        """A host's robots.txt is in: request its sitemaps (TIANWANG_SITEMAPS)."""
+        if self.sitemaps is None or request.meta.get(SITEMAP_META):
+            return
+        for sitemap in self.sitemaps.for_robots(urljoin(request.url, "/robots.txt"), robotparser):
+            self.crawler.engine.crawl(sitemap)
+
+    def parse_sitemap(self, response: Response) -> Iterator[Any]:
+        assert self.sitemaps is not None
+        yield from self.sitemaps.parse(response)
 
     def parse(self, response: Response) -> Iterator[PageItem | Request]:
         level = response.meta.get(meta.DEPTH, 0) + 1

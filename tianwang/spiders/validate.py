@@ -3,10 +3,17 @@
     scrapy crawl validate -a sites=D1 -a out=D2 [-a removed=D2.removed]
 
 Reads a site list (`<site>\\t<pages>`, more columns ignored), asks each site's homepage once,
-as `wget -T 20 -t 2` did: TIANWANG_VALIDATE_TIMEOUT seconds, TIANWANG_VALIDATE_RETRIES retries,
-TIANWANG_VALIDATE_CONCURRENCY at once (tianwang/default_settings.py; they set DOWNLOAD_TIMEOUT,
-RETRY_TIMES and CONCURRENT_REQUESTS at spider priority, so a Scrapy setting given with -s
-still wins). Redirects are followed (as wget does); the row records the url that answered.
+as `wget -T 20 -t 2` did: TIANWANG_VALIDATE_TIMEOUT seconds, TIANWANG_VALIDATE_TRIES attempts
+in all, TIANWANG_VALIDATE_CONCURRENCY at once (tianwang/default_settings.py; they set
+DOWNLOAD_TIMEOUT, RETRY_TIMES = tries - 1 and CONCURRENT_REQUESTS at spider priority, so a
+Scrapy setting given with -s still wins).
+
+wget's `-t` is "number of tries", the first one included, and seed 004's own arithmetic (a dead
+host costs at least 40 s at -T 20) agrees: two attempts in all, one retry. The old
+TIANWANG_VALIDATE_RETRIES counted retries after the first and made three; given today it stops
+the crawl at start with one line naming TIANWANG_VALIDATE_TRIES, rather than being ignored.
+
+Redirects are followed (as wget does); the row records the url that answered.
 
 A site is reachable when its homepage answers 200 with a non-empty body. At the end, and only
 when the crawl finished, it writes D2 whole (tianwang/collection/hosttable.py: site, pages,
@@ -46,21 +53,25 @@ from twisted.internet import error
 from twisted.python.failure import Failure
 from twisted.web.client import ResponseFailed
 
+from tianwang import meta
 from tianwang.collection.hosttable import Checked, TableError, read_rows, removal_line
 from tianwang.collection.sitelist import split_site, write_lines
-from tianwang.config import get_int
+from tianwang.config import SettingError, get_int
 from tianwang.hosts import DEFAULT_PORTS
 
-SITE_META = "tianwang_site"
+SITE_META = meta.SITE
 # Error answers go to parse (recorded there) rather than to HttpErrorMiddleware, which would
 # log a line per unreachable site; 3xx stay out, so redirects are still followed.
 ERROR_STATUSES = list(range(400, 600))
-# (Scrapy setting, tianwang setting, smallest sensible value)
+# (Scrapy setting, tianwang setting, smallest sensible value, what to add): RETRY_TIMES counts
+# retries after the first fetch, TIANWANG_VALIDATE_TRIES all fetches (wget -t).
 MAPPED = (
-    ("DOWNLOAD_TIMEOUT", "TIANWANG_VALIDATE_TIMEOUT", 1),
-    ("RETRY_TIMES", "TIANWANG_VALIDATE_RETRIES", 0),
-    ("CONCURRENT_REQUESTS", "TIANWANG_VALIDATE_CONCURRENCY", 1),
+    ("DOWNLOAD_TIMEOUT", "TIANWANG_VALIDATE_TIMEOUT", 1, 0),
+    ("RETRY_TIMES", "TIANWANG_VALIDATE_TRIES", 1, -1),
+    ("CONCURRENT_REQUESTS", "TIANWANG_VALIDATE_CONCURRENCY", 1, 0),
 )
+# A setting renamed: its old name, given, stops the crawl rather than being silently ignored.
+RENAMED = {"TIANWANG_VALIDATE_RETRIES": "TIANWANG_VALIDATE_TRIES (attempts in all, wget -t)"}
 # Exceptions a fetch ends with, and the reason written for them (first match wins).
 # Scrapy 2.19's download handlers raise its own exceptions; twisted's are kept for others.
 ERRORS = (
@@ -110,8 +121,11 @@ class ValidateSpider(Spider):
     @classmethod
     def update_settings(cls, settings: Any) -> None:
         super().update_settings(settings)
-        for scrapy_name, name, minimum in MAPPED:
-            settings.set(scrapy_name, get_int(settings, name, minimum=minimum), "spider")
+        for old, new in RENAMED.items():
+            if settings.get(old) is not None:
+                raise SettingError(old, settings.get(old), f"no such setting; give {new}")
+        for scrapy_name, name, minimum, add in MAPPED:
+            settings.set(scrapy_name, get_int(settings, name, minimum=minimum) + add, "spider")
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> ValidateSpider:

@@ -18,6 +18,13 @@ page serves is a function of the seed and the clock alone:
 truth() marks each page's rate, whether it is a hub or rotates an ad, and its blocks
 (`blocks`: element id -> navigation, content or boilerplate; `text` is the running text
 directly under <body>). Bodies in the truth are those at the clock's start.
+
+It also marks each html page's type as seed 001 names them (`page_type`): "entry" for a hub
+(type 1: few, changing, made of links, where the site's new pages show), "link" for another
+page with LINK_PAGE_LINKS or more distinct in-host links (type 3: many links, none to the
+newest pages, which only hubs list), "stable" for the rest (type 2: the pages that are what
+the site says; here NEVER_SHARE of them never change and the rest rewrite their content block
+now and then, a change the seed calls small against the page's value).
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ AD_PERIOD = 3600  # seconds between two ads
 LATEST = 20  # links in a hub's list of newest pages
 NEW_PER_CHANGE = 5  # new pages a hub's change links
 CONTROL_PATH = "/_testweb/clock"
+LINK_PAGE_LINKS = 10  # distinct in-host links that make a non-hub page a link page (type 3)
 _NEW_PAGE = re.compile(r"^((?:/[^/?]+)?/)new(\d+)\.html$")
 _HUB_PATH = re.compile(r"^/(?:[^/?]+/)?$")
 
@@ -196,9 +204,14 @@ class Changes:
     def mark(self, record: dict[str, Any]) -> dict[str, Any]:
         """A truth record with change_rate, hub, rotating_ad and blocks (at the clock's start)."""
         rate, hub, ad = self.profile(record["url"])
-        record |= {"change_rate": rate, "hub": hub, "rotating_ad": ad, "blocks": None}
+        record |= {"change_rate": rate, "hub": hub, "rotating_ad": ad, "blocks": None,
+                   "page_type": None}
         if self._entry(record["url"]) is None:
             return record
+        host = urlsplit(record["url"]).hostname
+        in_host = {u for u in record["links"] if urlsplit(u).hostname == host}
+        record["page_type"] = ("entry" if hub else
+                               "link" if len(in_host) >= LINK_PAGE_LINKS else "stable")
         body = self.served(record["url"], CLOCK_START).body
         blocks = {"text": "content", "update": "content", "footer": "boilerplate"}
         if b'<div id="nav"></div>' not in body:

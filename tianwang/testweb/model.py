@@ -22,8 +22,10 @@ from tianwang.testweb.sitebuilder import Entry, Site, SiteBuilder
 
 if TYPE_CHECKING:
     from tianwang.testweb.changing import Changes
+    from tianwang.testweb.hiddenroot import HiddenRoots
     from tianwang.testweb.junk import JunkWeb
     from tianwang.testweb.mirrorsites import Mirrors
+    from tianwang.testweb.protocols import ProtocolWeb
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -58,7 +60,8 @@ class SyntheticWeb:
 
     def __init__(self, seed: int, hosts: int, max_pages: int = 300, *,
                  host_cache: int = 8192, response_cache: int = 4096, junk: bool = False,
-                 mirrors: bool = False, changing: bool = False) -> None:
+                 mirrors: bool = False, changing: bool = False,
+                 protocols: bool = False, hidden_roots: bool = False) -> None:
         if hosts < 1:
             raise ValueError(f"hosts must be >= 1, got {hosts}")
         if max_pages < 1:
@@ -84,6 +87,18 @@ class SyntheticWeb:
             from tianwang.testweb.changing import Changes
 
             self.changing = Changes(seed, self)
+        # Opt-in hosts of robots.txt, sitemaps, back-off and charsets (testweb/protocols.py).
+        self.protocols: ProtocolWeb | None = None
+        if protocols:
+            from tianwang.testweb.protocols import ProtocolWeb
+
+            self.protocols = ProtocolWeb()
+        # Opt-in sites whose `/` fails and whose homepage is elsewhere (testweb/hiddenroot.py).
+        self.hidden_roots: HiddenRoots | None = None
+        if hidden_roots:
+            from tianwang.testweb.hiddenroot import HiddenRoots
+
+            self.hidden_roots = HiddenRoots(seed)
 
     @cached_property
     def hosts(self) -> list[str]:
@@ -106,6 +121,8 @@ class SyntheticWeb:
 
     def _build(self, index: int) -> Site:
         site = self._base_site(index)
+        if self.hidden_roots is not None:
+            site = self.hidden_roots.apply(site, index)
         if self.mirrors is not None:
             self.mirrors.add(site, index)
         return site
@@ -116,6 +133,10 @@ class SyntheticWeb:
 
     def respond(self, url: str) -> Response:
         """The response for an absolute url: 502 for unknown hosts, 404 for unknown paths."""
+        if self.protocols is not None:  # some answers change with each request: not cached
+            answer = self.protocols.respond(url)
+            if answer is not None:
+                return answer
         response = self._responses.get(url)
         if response is None:
             response = self._responses.put(url, self._respond(url))
@@ -166,6 +187,8 @@ class SyntheticWeb:
                 yield record
         if self.junk:
             yield from self.junk.truth(bodies)
+        if self.protocols is not None:
+            yield from self.protocols.truth()
 
 
 def truth_record(site: Site, entry: Entry, bodies: bool = True) -> dict[str, Any]:

@@ -162,9 +162,9 @@ def _anchor(site: Site, entry: Entry, rng: Draws, base: str, url: str) -> str:
     if (bits >> 20) % 20 == 0:
         href += "#" + FRAGMENTS[(bits >> 25) % len(FRAGMENTS)]
     href = href.replace("&", "&amp;")
-    if url == base + "/":
-        return f'<a href="{href}">首页</a>'
     target = site.entries.get(url)
+    if url == base + "/" or (target is not None and target.kind == "home"):  # hiddenroot.py
+        return f'<a href="{href}">首页</a>'
     if target is not None and target.kind == "image":
         return f'<a href="{href}"><img src="{href}" alt="{text}"></a>'
     return f'<a href="{href}">{text}</a>'

@@ -1,0 +1,288 @@
+"""robots.txt in full (RFC 9309 and Crawl-delay): Scrapy's RobotsTxtMiddleware, completed.
+
+Scrapy's middleware parses whatever body robots.txt came with, whatever its status, and
+allows everything when the download fails; it keeps each host's rules for the whole crawl.
+This one, by RFC 9309 section 2.3.1:
+
+- 2xx: the rules (Protego; at most the first 500 KiB, as the RFC's minimum);
+- 4xx (429 aside) and a redirect chain that never ends: no rules, every url allowed;
+- 429, 5xx or no answer at all (a network error): robots.txt is *unavailable*, which means
+  complete disallow. The host's requests wait (held here, never dropped at once) and
+  robots.txt is asked for again every TIANWANG_ROBOTS_RETRY_DELAY seconds; after
+  TIANWANG_ROBOTS_RETRIES further failures the waiting request is dropped (counted), and
+  later requests of the host only retry robots.txt once the retry delay has passed. A host
+  whose robots.txt was read before keeps those rules while it is unavailable (the RFC's
+  "cached copy"). The RFC lets a crawler assume "allow all" after a long unavailability
+  (30 days); a crawl never does here: a server that keeps failing is left alone.
+- Rules are kept TIANWANG_ROBOTS_TTL seconds (the RFC: at most 24 hours), then fetched
+  again, so a crawl of days follows a site's changes to its robots.txt.
+
+`Crawl-delay` (for our user agent, else `*`) raises the host's download delay, capped at
+TIANWANG_MAX_CRAWL_DELAY, through the downloader's slot for the host (the hook
+AutoThrottle uses: `downloader.slots`, and `per_slot_settings` for a slot made later). The
+delay is exact there (no jitter), so two requests to the host are at least that far apart.
+The frontier skips hosts whose slot is full, so a slow host never holds back the others.
+
+The parsed rules go out on Scrapy's `robots_parsed` signal as before; the parser sent has
+`sitemaps` (the `Sitemap:` lines), which the site spider reads when TIANWANG_SITEMAPS is on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from protego import Protego
+from scrapy import Request, signals
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet import defer, task
+
+from tianwang import meta
+from tianwang.config import SettingError, get_int
+
+logger = logging.getLogger(__name__)
+
+MAX_ROBOTS_BYTES = 500 * 1024  # RFC 9309 2.5: a parser must read at least 500 KiB
+ROBOTS_META = meta.ROBOTS  # marks the middleware's own robots.txt requests
+HOSTS_KEPT = 100_000  # hosts whose robots.txt is remembered; the oldest are forgotten
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsConfig:
+    ttl: float
+    retry_delay: float
+    retries: int
+    max_crawl_delay: float
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> RobotsConfig:
+        return cls(
+            ttl=get_seconds(settings, "TIANWANG_ROBOTS_TTL", minimum=1, maximum=86400),
+            retry_delay=get_seconds(settings, "TIANWANG_ROBOTS_RETRY_DELAY", minimum=0),
+            retries=get_int(settings, "TIANWANG_ROBOTS_RETRIES", minimum=0),
+            max_crawl_delay=get_seconds(settings, "TIANWANG_MAX_CRAWL_DELAY", minimum=0),
+        )
+
+
+def get_seconds(settings: Any, name: str, minimum: float = 0,
+                maximum: float | None = None) -> float:
+    """A number of seconds within [minimum, maximum]; SettingError otherwise."""
+    value = settings.get(name)
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise SettingError(name, value, "a number of seconds") from None
+    if not minimum <= seconds <= (maximum if maximum is not None else float("inf")):
+        bounds = f"from {minimum:g} to {maximum:g}" if maximum is not None else f">= {minimum:g}"
+        raise SettingError(name, value, f"a number of seconds {bounds}")
+    return seconds
+
+
+class RobotsParser:
+    """One host's rules as Scrapy's RobotParser interface has them, plus what Protego adds."""
+
+    def __init__(self, body: bytes) -> None:
+        text = body[:MAX_ROBOTS_BYTES].decode("utf-8", "replace")
+        self.rp = Protego.parse(text)
+
+    def allowed(self, url: str, user_agent: str | bytes) -> bool:
+        return self.rp.can_fetch(url, _text(user_agent))
+
+    def crawl_delay(self, user_agent: str | bytes) -> float | None:
+        return self.rp.crawl_delay(_text(user_agent))
+
+    @property
+    def sitemaps(self) -> list[str]:
+        return list(self.rp.sitemaps)
+
+
+@dataclass(slots=True)
+class HostRobots:
+    """What is known of one host's robots.txt."""
+
+    parser: RobotsParser | None = None  # None: allow all (4xx), or unavailable, never read
+    unavailable: bool = False  # the last fetch failed (429, 5xx, no answer)
+    expires: float = 0.0  # monotonic time after which robots.txt is fetched again
+    failures: int = 0  # failed fetches in a row
+    waiters: list[defer.Deferred] | None = field(default=None)  # set while a fetch runs
+
+
+class RobotsMiddleware(RobotsTxtMiddleware):
+    """RobotsTxtMiddleware with RFC 9309's statuses, a bounded cache and Crawl-delay."""
+
+    def __init__(self, crawler: Any) -> None:
+        super().__init__(crawler)  # NotConfigured unless ROBOTSTXT_OBEY
+        self.config = RobotsConfig.from_settings(crawler.settings)
+        self.user_agent = crawler.settings.get("ROBOTSTXT_USER_AGENT") or \
+            crawler.settings.get("USER_AGENT") or "*"
+        self.hosts: dict[str, HostRobots] = {}
+        self.delayed: set[str] = set()  # downloader slots given a Crawl-delay
+        self._logged: set[str] = set()
+
+    async def process_request(self, request: Request) -> None:  # type: ignore[override]
+        if request.meta.get("dont_obey_robotstxt") or request.url.startswith(("data:", "file:")):
+            return
+        url = urlparse_cached(request)
+        origin = f"{url.scheme}://{url.netloc}"  # RFC 9309: one robots.txt per scheme too
+        robots = await self._robots(request, origin)
+        while robots.unavailable and robots.parser is None:
+            if robots.failures > self.config.retries:
+                self._stats.inc_value("tianwang/robots/unavailable_dropped")
+                self._log_once("dropped", "Dropped %s: robots.txt of its host unavailable after "
+                               "%d tries (logged once)", request, robots.failures)
+                raise IgnoreRequest("robots.txt unavailable")
+            self._stats.inc_value("tianwang/robots/unavailable_waits")
+            await _sleep(max(0.0, robots.expires - time.monotonic()))
+            robots = await self._robots(request, origin)
+        if robots.parser is not None and not robots.parser.allowed(request.url, self.user_agent):
+            self._stats.inc_value("robotstxt/forbidden")
+            raise IgnoreRequest("Forbidden by robots.txt")
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        """A Crawl-delay counts from the end of the host's last answer, not from the start
+        of its request: so the server sees requests at least that far apart, however
+        long each answer took."""
+        if self.delayed:
+            self._restart_delay(request)
+        return response
+
+    def _restart_delay(self, request: Request) -> None:
+        downloader = self.crawler.engine.downloader
+        key = downloader.get_slot_key(request)
+        slot = downloader.slots.get(key) if key in self.delayed else None
+        if slot is not None:
+            slot.lastseen = time.monotonic()  # the clock Scrapy's slots keep it in
+
+    async def _robots(self, request: Request, origin: str) -> HostRobots:
+        """The host's robots.txt state, fetched again if it expired (one fetch at a time)."""
+        robots = self.hosts.get(origin)
+        if robots is None:
+            robots = self.hosts[origin] = HostRobots()
+            self._forget_oldest()
+        if robots.waiters is not None:  # another request is fetching it: wait for that
+            waiter: defer.Deferred = defer.Deferred()
+            robots.waiters.append(waiter)
+            await maybe_deferred_to_future(waiter)
+            return robots
+        if time.monotonic() < robots.expires:
+            return robots
+        robots.waiters = []
+        try:
+            await self._fetch(request, origin, robots)
+        finally:
+            waiters, robots.waiters = robots.waiters, None
+            for waiter in waiters:
+                waiter.callback(None)
+        return robots
+
+    async def _fetch(self, request: Request, origin: str, robots: HostRobots) -> None:
+        robots_request = Request(
+            f"{origin}/robots.txt",
+            priority=self.DOWNLOAD_PRIORITY,
+            # This middleware retries robots.txt itself, after a delay: not Scrapy's retries
+            # at once, nor the back-off middleware's pauses.
+            meta={"dont_obey_robotstxt": True, "dont_retry": True, ROBOTS_META: True},
+            callback=NO_CALLBACK,
+            dont_filter=True,
+        )
+        self._stats.inc_value("robotstxt/request_count")
+        try:
+            response = await self.crawler.engine.download_async(robots_request)
+        except IgnoreRequest:  # refused by a filter: as Scrapy does, no rules
+            self._read(robots, None)
+        except Exception as exc:  # no answer: unavailable
+            self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+            self._failed(robots, origin, f"{type(exc).__name__}: {exc}")
+        else:
+            await self._answered(request, response, origin, robots)
+
+    async def _answered(self, request: Request, response: Response, origin: str,
+                        robots: HostRobots) -> None:
+        status = response.status
+        self._stats.inc_value("robotstxt/response_count")
+        self._stats.inc_value(f"robotstxt/response_status_count/{status}")
+        if status == 429 or status >= 500:
+            self._failed(robots, origin, f"status {status}")
+            return
+        parser = RobotsParser(response.body) if 200 <= status < 300 else None
+        if parser is None:
+            self._stats.inc_value("tianwang/robots/allow_all")
+        self._read(robots, parser)
+        self._apply_crawl_delay(request, parser)
+        await self.crawler.signals.send_catch_log_async(
+            signal=signals.robots_parsed, robotparser=parser, request=request)
+
+    def _read(self, robots: HostRobots, parser: RobotsParser | None) -> None:
+        robots.parser, robots.unavailable, robots.failures = parser, False, 0
+        robots.expires = time.monotonic() + self.config.ttl
+
+    def _failed(self, robots: HostRobots, origin: str, why: str) -> None:
+        robots.unavailable = True
+        robots.failures += 1
+        robots.expires = time.monotonic() + self.config.retry_delay
+        self._stats.inc_value("tianwang/robots/unavailable")
+        kept = " (keeping its earlier rules)" if robots.parser is not None else ""
+        level = logging.DEBUG if "unavailable" in self._logged else logging.INFO
+        self._logged.add("unavailable")
+        logger.log(level, "robots.txt of %s unavailable (%s)%s; asking again in %g s%s",
+                   origin, why, kept, self.config.retry_delay,
+                   "" if level == logging.DEBUG else " (logged once; more at DEBUG)")
+
+    def _apply_crawl_delay(self, request: Request, parser: RobotsParser | None) -> None:
+        """Set the host's download delay to its Crawl-delay (capped), never below
+        DOWNLOAD_DELAY; a robots.txt read again may lower or drop it."""
+        asked = parser.crawl_delay(self.user_agent) if parser is not None else None
+        downloader = self.crawler.engine.downloader
+        key = downloader.get_slot_key(request)
+        base = self.crawler.settings.getfloat("DOWNLOAD_DELAY")
+        delay = min(float(asked), self.config.max_crawl_delay) if asked and asked > 0 else 0.0
+        if asked and asked > delay:
+            self._stats.inc_value("tianwang/robots/crawl_delay_capped")
+        if delay <= base and key not in self.delayed:
+            return
+        delay = max(delay, base)
+        # In per_slot_settings too: a slot made later (or again, after Scrapy collected an
+        # idle one) gets it. No jitter: the delay is a floor, not an average.
+        downloader.per_slot_settings.setdefault(key, {}).update(delay=delay, jitter=0)
+        slot = downloader.slots.get(key)
+        if slot is not None:
+            slot.delay, slot.jitter = delay, 0
+        if delay <= base:
+            self.delayed.discard(key)
+            return
+        if key not in self.delayed:
+            self.delayed.add(key)
+            self._stats.inc_value("tianwang/robots/crawl_delay_hosts")
+        self._stats.max_value("tianwang/robots/crawl_delay_max", delay)
+        self._restart_delay(request)  # from the end of robots.txt's answer
+
+    def _forget_oldest(self) -> None:
+        """Keep at most HOSTS_KEPT hosts: a forgotten host's robots.txt is fetched again."""
+        if len(self.hosts) <= HOSTS_KEPT:
+            return
+        for origin, robots in self.hosts.items():
+            if robots.waiters is None:
+                del self.hosts[origin]
+                return
+
+    def _log_once(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._logged:
+            self._logged.add(key)
+            logger.info(message, *args)
+
+
+def _text(user_agent: str | bytes) -> str:
+    return user_agent.decode("latin-1") if isinstance(user_agent, bytes) else user_agent
+
+
+async def _sleep(seconds: float) -> None:
+    from twisted.internet import reactor
+
+    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
