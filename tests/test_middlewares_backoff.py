@@ -73,10 +73,11 @@ def test_bad_setting_is_refused() -> None:
 
 
 class _Downloader:
-    """The two public parts of Scrapy's Downloader the middleware uses, over real Slots."""
+    """The public parts of Scrapy's Downloader the middleware uses, over real Slots."""
 
     def __init__(self) -> None:
         self.slots: dict[str, Slot] = {}
+        self.per_slot_settings: dict[str, dict] = {}
 
     def get_slot_key(self, request: Request) -> str:
         return urlsplit(request.url).hostname or ""

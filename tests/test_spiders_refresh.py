@@ -196,3 +196,36 @@ def test_page_types_from_the_history_against_the_truth(refreshed: dict,
 
 def test_the_refresh_log_counts_the_page_types(refreshed: dict) -> None:
     assert all("page types: entry " in log for log in refreshed["logs"])
+
+
+def test_a_stable_page_is_not_revisited_like_a_hub(refreshed: dict, changing_web: TestWeb,
+                                                   tmp_path: Path) -> None:
+    """18 hours after the last refresh: with the page types the hubs are due (F1, hours
+    apart) and no stable page is (F2, days apart), whatever its own rate; the access log
+    shows it. Without the types the fastest stable pages would be F1 and due too (F1's mean
+    rate here: about 1.4 a day). Runs last: it adds visits to the module's history."""
+    from tianwang.analysis.pagetypes import page_types
+    from tianwang.analysis.revisits import due, url_rates
+
+    truth = changing_web.truth
+    now = advance_clock(changing_web, 0.75 * DAY)
+    with HistoryStore(refreshed["data"], readonly=True) as store:
+        visits = list(store.visits())
+        links = {state.url: len(state.links) for state in store.pages()}
+    rates = url_rates(visits)
+    stable = {url for url, page in truth.items() if page.get("page_type") == "stable"}
+    untyped = {d.url for d in due(rates, now)}
+    assert untyped & stable  # the fastest stable pages are F1 by their estimates
+    start = changing_web.access_log.stat().st_size
+    settings = {"TIANWANG_PROXY": changing_web.address,
+                "TIANWANG_DATA_DIR": str(refreshed["data"]), "TIANWANG_CHANGES": "1"}
+    result = scrapy_crawl("refresh", {"now": str(now)}, settings, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(changing_web.access_log, encoding="utf-8") as log:
+        log.seek(start)
+        asked = {json.loads(line)["url"] for line in log}
+    hubs = {url for url in refreshed["visits"] if (truth.get(url) or {}).get("hub")}
+    assert hubs <= asked
+    assert not asked & stable, sorted(asked & stable)
+    types = page_types(visits, links, 10)
+    assert {d.url for d in due(rates, now, types=types)} & stable == set()

@@ -145,7 +145,9 @@ class BackoffMiddleware:
         closed = self._closed.pop(key, None)
         if closed is not None:
             slot, concurrency = closed
-            slot.concurrency = concurrency
+            # A Crawl-delay read during the pause (RobotsMiddleware) set one connection.
+            later = self.crawler.engine.downloader.per_slot_settings.get(key, {})
+            slot.concurrency = min(concurrency, later.get("concurrency", concurrency))
 
 
 async def _sleep(seconds: float) -> None:

@@ -20,7 +20,8 @@ This one, by RFC 9309 section 2.3.1:
 `Crawl-delay` (for our user agent, else `*`) raises the host's download delay, capped at
 TIANWANG_MAX_CRAWL_DELAY, through the downloader's slot for the host (the hook
 AutoThrottle uses: `downloader.slots`, and `per_slot_settings` for a slot made later). The
-delay is exact there (no jitter), so two requests to the host are at least that far apart.
+delay is exact there (no jitter), counts from the end of the host's last answer, and the
+host gets one connection, so the server sees its requests at least that far apart.
 The frontier skips hosts whose slot is full, so a slow host never holds back the others.
 
 The parsed rules go out on Scrapy's `robots_parsed` signal as before; the parser sent has
@@ -123,7 +124,9 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         self.user_agent = crawler.settings.get("ROBOTSTXT_USER_AGENT") or \
             crawler.settings.get("USER_AGENT") or "*"
         self.hosts: dict[str, HostRobots] = {}
-        self.delayed: set[str] = set()  # downloader slots given a Crawl-delay
+        # Downloader slots given a Crawl-delay -> their per-slot settings before it.
+        self.delayed: dict[str, dict[str, Any]] = {}
+        self._concurrency = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
         self._logged: set[str] = set()
 
     async def process_request(self, request: Request) -> None:  # type: ignore[override]
@@ -236,8 +239,9 @@ class RobotsMiddleware(RobotsTxtMiddleware):
                    "" if level == logging.DEBUG else " (logged once; more at DEBUG)")
 
     def _apply_crawl_delay(self, request: Request, parser: RobotsParser | None) -> None:
-        """Set the host's download delay to its Crawl-delay (capped), never below
-        DOWNLOAD_DELAY; a robots.txt read again may lower or drop it."""
+        """Give the host its Crawl-delay (capped), never below DOWNLOAD_DELAY, and one
+        connection (requests d apart, none overlapping); a robots.txt read again may lower
+        or drop it, and the slot gets its own settings back."""
         asked = parser.crawl_delay(self.user_agent) if parser is not None else None
         downloader = self.crawler.engine.downloader
         key = downloader.get_slot_key(request)
@@ -247,19 +251,26 @@ class RobotsMiddleware(RobotsTxtMiddleware):
             self._stats.inc_value("tianwang/robots/crawl_delay_capped")
         if delay <= base and key not in self.delayed:
             return
-        delay = max(delay, base)
-        # In per_slot_settings too: a slot made later (or again, after Scrapy collected an
-        # idle one) gets it. No jitter: the delay is a floor, not an average.
-        downloader.per_slot_settings.setdefault(key, {}).update(delay=delay, jitter=0)
         slot = downloader.slots.get(key)
-        if slot is not None:
-            slot.delay, slot.jitter = delay, 0
-        if delay <= base:
-            self.delayed.discard(key)
+        if delay <= base:  # dropped: the slot's settings as they were before
+            own = self.delayed.pop(key)
+            downloader.per_slot_settings[key] = own
+            if slot is not None:
+                slot.delay = own.get("delay", base)
+                slot.jitter = own.get("jitter", slot.jitter)
+                slot.concurrency = own.get("concurrency", self._concurrency) or slot.concurrency
             return
         if key not in self.delayed:
-            self.delayed.add(key)
+            self.delayed[key] = dict(downloader.per_slot_settings.get(key, {}))
             self._stats.inc_value("tianwang/robots/crawl_delay_hosts")
+        # In per_slot_settings too: a slot made later (or again, after Scrapy collected an
+        # idle one) gets it. No jitter: the delay is a floor, not an average.
+        downloader.per_slot_settings[key] = {
+            **self.delayed[key], "delay": delay, "jitter": 0, "concurrency": 1}
+        if slot is not None:
+            slot.delay, slot.jitter = delay, 0
+            if slot.concurrency:  # 0: paused by BackoffMiddleware, which gives it back
+                slot.concurrency = 1
         self._stats.max_value("tianwang/robots/crawl_delay_max", delay)
         self._restart_delay(request)  # from the end of robots.txt's answer
 
