@@ -69,7 +69,9 @@ def mirror_crawl(mirror_web: TestWeb, tmp_path_factory: pytest.TempPathFactory) 
     """One default crawl of every homepage of the mirror web: its data dir and its log."""
     workdir = tmp_path_factory.mktemp("mirrorcrawl")
     homepages = ",".join(url for url, page in mirror_web.truth.items() if page["kind"] == "home")
-    settings = {"TIANWANG_PROXY": mirror_web.address, "TIANWANG_DATA_DIR": str(workdir / "data")}
+    settings = {"TIANWANG_PROXY": mirror_web.address, "TIANWANG_DATA_DIR": str(workdir / "data"),
+                # The copies under ?sessionid= are what this crawl dedups: keep them urls.
+                "TIANWANG_SESSION_PARAMS": ""}
     result = scrapy_crawl("site", {"seeds": homepages}, settings, cwd=workdir)
     assert result.returncode == 0, result.stderr[-3000:]
     return {"data": workdir / "data", "stderr": result.stderr, "seeds": homepages.split(",")}
