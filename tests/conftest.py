@@ -219,3 +219,12 @@ def collection_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Collect
     with TestWebProcess(COLLECTION_SEED, COLLECTION_HOSTS, COLLECTION_PAGES, access_log=log,
                         extra_args=("--collection",)) as web:
         yield CollectionTestWeb(web.address, log, files, truth)
+
+
+@pytest.fixture(scope="session")
+def hostile_crawl(tmp_path_factory: pytest.TempPathFactory):
+    """One crawl of the junk web's hostile hosts: bombs, fake text, bad redirects, traps
+    (issue 16, tests/hostile_crawl.py)."""
+    from tests.hostile_crawl import run_hostile_crawl
+
+    return run_hostile_crawl(tmp_path_factory.mktemp("hostile"))

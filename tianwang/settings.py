@@ -64,6 +64,9 @@ DOWNLOADER_MIDDLEWARES = {
     # DNS) is counted and logged once per host and reason, not a traceback per url.
     "tianwang.middlewares.failures.FailureMiddleware": 540,
 }
+# Issue 16: the url length limit is TIANWANG_MAX_URL_LENGTH (counted as tianwang/filter/
+# url_length); Scrapy's own spider middleware limit (2083) would drop links before it, uncounted.
+URLLENGTH_LIMIT = 0
 # Issue 16: a timeout is not retried. Its cause is a slow server, which a retry waits for
 # again (a body dripped at 1 byte/s held its url 3 x DOWNLOAD_TIMEOUT). Scrapy's list less
 # DownloadTimeoutError.
