@@ -222,9 +222,10 @@ TIANWANG_SESSION_PARAMS = [
 ]
 # Longest url requested, in characters (a url past it is refused as url_length); 0 = none.
 TIANWANG_MAX_URL_LENGTH = 2048
-# A path segment (or a run of up to 3) repeated more than this in a row (/a/a/a/) is
-# refused as repeated_path; 0 = never.
-TIANWANG_MAX_PATH_REPEATS = 2
+# A path segment (or a run of up to 3) repeated more than this in a row (/a/a/a/...) is
+# refused as repeated_path; 0 = never. Not 2 (Heritrix's): date paths (/2003/01/01/) and
+# the test web's random directory names repeat up to 3 times in pages that exist.
+TIANWANG_MAX_PATH_REPEATS = 5
 # Requests per host in one crawl process (robots.txt and retries not counted); past it,
 # refused as host_budget; 0 = no budget. Bounds a calendar's endless "next month".
 TIANWANG_MAX_HOST_PAGES = 10000
