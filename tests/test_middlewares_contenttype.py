@@ -217,3 +217,26 @@ def test_only_text_is_stored_never_a_cut_page(junk_crawls: JunkCrawls) -> None:
     untyped = [url for url, p in truth.items() if p["content_type"] is None and not p["filter"]]
     assert untyped and all(url in stored for url in untyped)  # judged text by its bytes
     assert max(len(data) for data in stored.values()) < 10 * MB
+
+
+@pytest.mark.parametrize(
+    "first, binary",
+    [(b"\x89PNG\r\n\x1a\n\x00\x00", True), (b"\x7fELF\x02\x01", True),
+     (bytes(range(0x80, 0x100)) * 4, True),  # high bytes, neither UTF-8 nor GBK, no ASCII
+     ("天网中文文本".encode("gbk") * 60, False), ("天网中文文本".encode() * 60, False),
+     ("café crème, à la carte".encode("latin-1") * 20, False),
+     ("天网".encode("gbk") * 100 + "天".encode("gbk")[:1], False)],  # a character cut at the end
+)
+def test_looks_binary_keeps_chinese_and_latin_text(first: bytes, binary: bool) -> None:
+    assert looks_binary(first) is binary
+
+
+def test_a_body_declared_text_is_judged_by_its_first_bytes() -> None:
+    mw = middleware()
+    request = Request("http://www.example.com/photo.html")
+    mw.headers_received(headers(Content_Type="text/html"), 5000, request)
+    assert stopped(mw.bytes_received, b"\x89PNG\r\n\x1a\n" + bytes(100), request)
+    assert mw.stats.values["tianwang/filter/not_text"] == 1
+    text = Request("http://www.example.com/gbk.html")
+    mw.headers_received(headers(Content_Type="text/html; charset=gbk"), 5000, text)
+    assert not stopped(mw.bytes_received, "<p>中文网页</p>".encode("gbk"), text)

@@ -10,6 +10,7 @@ import zlib
 
 import brotli
 import pytest
+from backports import zstd
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Response
@@ -20,7 +21,8 @@ from tianwang.middlewares.decompression import BoundedDecompressionMiddleware
 from tianwang.testweb.junk import BOMB_HOSTS, BOMB_PAGE, FAKE_TEXT, TEXT_HOST
 
 MB = 1024 * 1024
-ENCODE = {"gzip": gzip.compress, "deflate": zlib.compress, "br": brotli.compress}
+ENCODE = {"gzip": gzip.compress, "deflate": zlib.compress, "br": brotli.compress,
+          "zstd": zstd.compress}
 
 
 def middleware(limit: int = MB) -> BoundedDecompressionMiddleware:

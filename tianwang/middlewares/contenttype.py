@@ -3,11 +3,14 @@
 A response whose Content-Type is not one of TIANWANG_STORE_TYPES is stopped when its headers
 arrive, before its body is read: the types that are fetched are exactly the types that are
 stored, so the two can never disagree. A response with no Content-Type is judged by its first
-bytes (magic numbers, control bytes). A body over TIANWANG_MAX_PAGE_BYTES is cut off.
+bytes (magic numbers, control bytes), and so is one declared text (issue 16: PNG bytes
+served as text/html are not text). A body over TIANWANG_MAX_PAGE_BYTES is cut off. A
+compressed body is judged once decoded, by BoundedDecompressionMiddleware.
 
 Either way the request ends in IgnoreRequest: no spider callback, pipeline or store ever sees
-a partial body. Counted as tianwang/filter/content_type and tianwang/filter/too_big, with the
-bytes not fetched (when the Content-Length told them) in tianwang/filter/<reason>_bytes.
+a partial body. Counted as tianwang/filter/content_type (untyped binary too),
+tianwang/filter/not_text (declared text, binary) and tianwang/filter/too_big, with the bytes
+not fetched (when the Content-Length told them) in tianwang/filter/<reason>_bytes.
 """
 
 from __future__ import annotations
