@@ -69,7 +69,9 @@ def mirror_crawl(mirror_web: TestWeb, tmp_path_factory: pytest.TempPathFactory) 
     """One default crawl of every homepage of the mirror web: its data dir and its log."""
     workdir = tmp_path_factory.mktemp("mirrorcrawl")
     homepages = ",".join(url for url, page in mirror_web.truth.items() if page["kind"] == "home")
-    settings = {"TIANWANG_PROXY": mirror_web.address, "TIANWANG_DATA_DIR": str(workdir / "data")}
+    settings = {"TIANWANG_PROXY": mirror_web.address, "TIANWANG_DATA_DIR": str(workdir / "data"),
+                # The copies under ?sessionid= are what this crawl dedups: keep them urls.
+                "TIANWANG_SESSION_PARAMS": ""}
     result = scrapy_crawl("site", {"seeds": homepages}, settings, cwd=workdir)
     assert result.returncode == 0, result.stderr[-3000:]
     return {"data": workdir / "data", "stderr": result.stderr, "seeds": homepages.split(",")}
@@ -233,3 +235,15 @@ def protocols_crawls(tmp_path_factory: pytest.TempPathFactory):
     from tests.protocols_crawl import run_protocols_crawls
 
     return run_protocols_crawls(tmp_path_factory.mktemp("protocols"))
+
+
+# --- issue 16: the hostile hosts of the junk web ---
+
+
+@pytest.fixture(scope="session")
+def hostile_crawl(tmp_path_factory: pytest.TempPathFactory):
+    """One crawl of the junk web's hostile hosts: bombs, fake text, bad redirects, traps
+    (issue 16, tests/hostile_crawl.py)."""
+    from tests.hostile_crawl import run_hostile_crawl
+
+    return run_hostile_crawl(tmp_path_factory.mktemp("hostile"))

@@ -12,6 +12,7 @@ from tests.conftest import project_crawler
 from tests.filters_crawl import JunkCrawls
 from tianwang.config import SettingError
 from tianwang.middlewares.contenttype import ContentTypeMiddleware, looks_binary, media_type
+from tianwang.testweb.junk import HOSTILE_HOSTS
 from tianwang.testweb.render import MAGIC
 
 MB = 1024 * 1024
@@ -176,7 +177,8 @@ def test_no_junk_body_is_sent_beyond_what_left_with_its_headers(
     junk_crawls: JunkCrawls, reason: str
 ) -> None:
     truth = junk_crawls.truth
-    files = {url for url, page in truth.items() if page.get("filter") == reason}
+    files = {url for url, page in truth.items()
+             if page.get("filter") == reason and page["host"] not in HOSTILE_HOSTS}  # not seeded
     on = streamed_lines(junk_crawls.on.log, truth, reason)
     off = streamed_lines(junk_crawls.off.log, truth, reason)
     assert {line["url"] for line in on} == files == {line["url"] for line in off}
@@ -202,7 +204,8 @@ def test_the_bytes_not_fetched_are_counted(junk_crawls: JunkCrawls) -> None:
     counted = stats["tianwang/filter/content_type_bytes"]
     typed_bytes = sum(p["bytes"] for p in typed)
     assert typed_bytes < counted < typed_bytes + sum(p["bytes"] for p in untyped)
-    too_big = [p for p in truth.values() if p.get("filter") == "too_big"]
+    too_big = [p for p in truth.values()
+               if p.get("filter") == "too_big" and p["host"] not in HOSTILE_HOSTS]
     assert stats["tianwang/filter/too_big_bytes"] == sum(p["bytes"] for p in too_big)
 
 
@@ -214,3 +217,26 @@ def test_only_text_is_stored_never_a_cut_page(junk_crawls: JunkCrawls) -> None:
     untyped = [url for url, p in truth.items() if p["content_type"] is None and not p["filter"]]
     assert untyped and all(url in stored for url in untyped)  # judged text by its bytes
     assert max(len(data) for data in stored.values()) < 10 * MB
+
+
+@pytest.mark.parametrize(
+    "first, binary",
+    [(b"\x89PNG\r\n\x1a\n\x00\x00", True), (b"\x7fELF\x02\x01", True),
+     (bytes(range(0x80, 0x100)) * 4, True),  # high bytes, neither UTF-8 nor GBK, no ASCII
+     ("天网中文文本".encode("gbk") * 60, False), ("天网中文文本".encode() * 60, False),
+     ("café crème, à la carte".encode("latin-1") * 20, False),
+     ("天网".encode("gbk") * 100 + "天".encode("gbk")[:1], False)],  # a character cut at the end
+)
+def test_looks_binary_keeps_chinese_and_latin_text(first: bytes, binary: bool) -> None:
+    assert looks_binary(first) is binary
+
+
+def test_a_body_declared_text_is_judged_by_its_first_bytes() -> None:
+    mw = middleware()
+    request = Request("http://www.example.com/photo.html")
+    mw.headers_received(headers(Content_Type="text/html"), 5000, request)
+    assert stopped(mw.bytes_received, b"\x89PNG\r\n\x1a\n" + bytes(100), request)
+    assert mw.stats.values["tianwang/filter/not_text"] == 1
+    text = Request("http://www.example.com/gbk.html")
+    mw.headers_received(headers(Content_Type="text/html; charset=gbk"), 5000, text)
+    assert not stopped(mw.bytes_received, "<p>中文网页</p>".encode("gbk"), text)

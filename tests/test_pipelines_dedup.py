@@ -112,6 +112,7 @@ def test_kill_9_then_resume_loses_no_page_and_stores_no_body_twice(
     data = tmp_path / "data"
     settings = {
         "TIANWANG_PROXY": mirror_web.address,
+        "TIANWANG_SESSION_PARAMS": "",  # the ?sessionid= copies are what is deduped here
         "TIANWANG_DATA_DIR": str(data),
         "JOBDIR": str(tmp_path / "job"),
         "CONCURRENT_REQUESTS": "4",  # slow enough to be killed midway

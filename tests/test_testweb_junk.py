@@ -109,3 +109,70 @@ def test_the_server_streams_large_bodies_and_logs_what_it_sent(tmp_path: Path) -
     lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     streamed = next(line for line in lines if line["url"] == untyped["url"])
     assert streamed["complete"] is True and streamed["sent"] == untyped["bytes"]
+
+
+# -- hostile hosts (issue 16) ---------------------------------------------------------------
+
+
+def test_each_bomb_is_small_and_inflates_to_a_gigabyte_as_its_truth_says() -> None:
+    import zlib
+
+    import brotli
+
+    from tianwang.testweb.junk import BOMB_HOSTS, BOMB_PAGE, GIB
+
+    web = SyntheticWeb(SEED, HOSTS, 40, junk=True)
+    pages = truth(True)
+    for host, encoding in BOMB_HOSTS.items():
+        for path in (BOMB_PAGE, "/robots.txt"):
+            answer = web.respond(f"http://{host}{path}")
+            assert answer.header("Content-Encoding") == encoding
+            assert answer.length < 2 * 1024 * 1024  # a small body on the wire
+        record = pages[f"http://{host}{BOMB_PAGE}"]
+        assert record["filter"] == "too_big" and record["bytes"] == answer.length
+        # Its first two chunks inflate past 32 MiB (read no further: it is a gigabyte).
+        head = b"".join(c for _, c in zip(range(2), answer.chunks(), strict=False))
+        limit = 32 * 1024 * 1024
+        if encoding == "br":
+            inflated = brotli.Decompressor().process(head, output_buffer_limit=limit)
+        else:
+            wbits = 31 if encoding == "gzip" else 15
+            inflated = zlib.decompressobj(wbits).decompress(head, limit)
+        assert len(inflated) >= limit and inflated.count(0) == len(inflated)
+        assert answer.length < GIB // 500
+
+
+def test_hostile_truth_marks_fake_text_redirects_and_traps() -> None:
+    from tianwang.testweb.junk import BAD_LOCATIONS, LOCATION_HOST, TRAP_HOSTS
+
+    pages = truth(True)
+    fake = {url: r for url, r in pages.items() if r["kind"] == "text" and r["content_type"]
+            in ("text/html", "text/plain") and r["host"] == "www.fake-text.com"}
+    assert {r["filter"] for r in fake.values()} == {"not_text", None}
+    for path, location in BAD_LOCATIONS.items():
+        record = pages[f"http://{LOCATION_HOST}{path}"]
+        assert record["status"] == 302 and record["location"] == location
+        assert record["filter"] == "bad_location"
+    traps = {r["trap"] for r in pages.values() if r["kind"] == "trap-home"}
+    assert traps == set(TRAP_HOSTS.values())
+    hosts = {r["host"] for r in pages.values() if r["kind"] == "junk-home"}
+    assert not hosts & set(TRAP_HOSTS)  # never linked from the normal web
+
+
+def test_the_traps_have_no_end() -> None:
+    web = SyntheticWeb(SEED, HOSTS, 40, junk=True)
+    url = "http://www.calendar-trap.com/"
+    for _ in range(50):  # always a next month
+        url = _first_link(web.respond(url).body)
+    assert url.startswith("http://www.calendar-trap.com/cal/2031/01/")
+    url = "http://www.repeat-trap.com/"
+    for _ in range(10):
+        url = _first_link(web.respond(url).body)
+    assert url == "http://www.repeat-trap.com/" + "a/" * 10
+    first = _first_link(web.respond("http://www.session-trap.com/").body)
+    again = _first_link(web.respond(first).body)
+    assert first.split("?")[0] == again.split("?")[0] and first != again  # a new sid
+
+
+def _first_link(body: bytes) -> str:
+    return body.split(b'href="', 1)[1].split(b'"', 1)[0].decode()

@@ -10,6 +10,8 @@ from tianwang.urls import (
     directory_depth,
     path_key,
     safe_url,
+    session_id_pattern,
+    strip_session_ids,
     url_host,
     url_type,
     url_weight,
@@ -363,3 +365,27 @@ def test_url_host_and_path_key_agree_with_urlsplit(
         return
     assert path_key(url) == expected
     assert url_host(url) == expected.split("/", 1)[0]
+
+
+# -- session ids (issue 16) -----------------------------------------------------------------
+
+SESSION_NAMES = ["jsessionid", "PHPSESSID", "sid", "sessionid"]
+
+
+@pytest.mark.parametrize(
+    "url, expected",
+    [("http://a.com/x;jsessionid=AB12?id=3&sid=99", "http://a.com/x?id=3"),
+     ("http://a.com/p1.html?sid=abc", "http://a.com/p1.html"),
+     ("http://a.com/p?a=1&phpsessid=x&b=2#top", "http://a.com/p?a=1&b=2#top"),
+     ("http://a.com/p?SessionID=1&sid=", "http://a.com/p"),
+     ("http://a.com/p?sidebar=1&osid=2", "http://a.com/p?sidebar=1&osid=2"),
+     ("http://a.com/sid=1/page.html", "http://a.com/sid=1/page.html"),
+     ("http://a.com/p?a=1", "http://a.com/p?a=1")],
+)
+def test_strip_session_ids(url: str, expected: str) -> None:
+    assert strip_session_ids(url, session_id_pattern(SESSION_NAMES)) == expected
+
+
+def test_no_session_names_strip_nothing() -> None:
+    assert session_id_pattern([]) is None
+    assert strip_session_ids("http://a.com/?sid=1", None) == "http://a.com/?sid=1"

@@ -75,7 +75,36 @@ DOWNLOADER_MIDDLEWARES = {
     # Nearest the downloader, so its process_exception turns a stopped download into
     # IgnoreRequest before any other middleware sees it.
     "tianwang.middlewares.contenttype.ContentTypeMiddleware": 950,
+    # Scrapy's decompression, with the decoded body held to TIANWANG_MAX_PAGE_BYTES
+    # (robots.txt too): takes the place of Scrapy's HttpCompressionMiddleware, at its 590.
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+    "tianwang.middlewares.decompression.BoundedDecompressionMiddleware": 590,
+    # Crawler traps (url length, repeated path segments, pages per host): before robots.txt
+    # (100), so a refused url costs nothing.
+    "tianwang.middlewares.traps.TrapFilterMiddleware": 95,
+    # Before RedirectMiddleware (600): a Location no request can be made of is refused,
+    # counted and logged once per host, not a traceback from the redirect middleware.
+    "tianwang.middlewares.location.BadLocationMiddleware": 610,
+    # After RetryMiddleware (550) gave up: a download error (timeout, refused connection,
+    # DNS) is counted and logged once per host and reason, not a traceback per url.
+    "tianwang.middlewares.failures.FailureMiddleware": 540,
 }
+# No url length limit of Scrapy's own (its 2083 would drop links uncounted): the limit is
+# TIANWANG_MAX_URL_LENGTH, counted as tianwang/filter/url_length.
+URLLENGTH_LIMIT = 0
+# Download errors retried: Scrapy's list less DownloadTimeoutError (a slow server is slow
+# again on a retry: a body dripped at 1 byte/s held its url 3 x DOWNLOAD_TIMEOUT).
+RETRY_EXCEPTIONS = [
+    "scrapy.exceptions.CannotResolveHostError",
+    "scrapy.exceptions.DownloadConnectionRefusedError",
+    "scrapy.exceptions.DownloadFailedError",
+    "scrapy.exceptions.ResponseDataLossError",
+    "twisted.internet.error.ConnectionDone",
+    "twisted.internet.error.ConnectError",
+    "twisted.internet.error.ConnectionLost",
+    "builtins.OSError",
+    "scrapy.core.downloader.handlers.http11.TunnelError",
+]
 ITEM_PIPELINES = {
     # Change statistics before dedup: every visit is recorded, even of a page not stored
     # again; off unless TIANWANG_CHANGES (the refresh spider turns it on).
@@ -112,7 +141,8 @@ TIANWANG_DEDUP = True
 TIANWANG_LINK_GRAPH = True
 # HTTP proxy for every request (e.g. the test web); "" uses the http_proxy variable, if any.
 TIANWANG_PROXY = ""
-# Largest body fetched, in bytes; a longer one is cut off, counted and never stored.
+# Largest body fetched, in bytes; a longer one is cut off, counted and never stored. It
+# bounds the decoded body too (gzip, deflate, br, zstd), of every request, robots.txt included.
 TIANWANG_MAX_PAGE_BYTES = 10 * 1024 * 1024
 # Refuse hosts on a port other than 80 (443 for https): test servers, as seed 004 found.
 TIANWANG_DROP_OTHER_PORTS = True
@@ -230,3 +260,20 @@ TIANWANG_SITEMAP_MAX_URLS = 50000
 TIANWANG_SITEMAP_MAX_FILES = 50
 # Nesting of sitemap indexes followed: 1 = an index's sitemaps, not an index in an index.
 TIANWANG_SITEMAP_MAX_DEPTH = 2
+
+# --- crawler traps (tianwang/middlewares/traps.py, tianwang/urls.py) ---
+# Query or path parameters holding a session id, dropped from every link before dedup
+# (case-insensitive); [] keeps them.
+TIANWANG_SESSION_PARAMS = [
+    "jsessionid", "phpsessid", "aspsessionid", "sessionid", "session_id", "sid", "cfid",
+    "cftoken", "zenid",
+]
+# Longest url requested, in characters (a url past it is refused as url_length); 0 = none.
+TIANWANG_MAX_URL_LENGTH = 2048
+# A path segment (or a run of up to 3) repeated more than this in a row (/a/a/a/...) is
+# refused as repeated_path; 0 = never. Not 2 (Heritrix's): date paths (/2003/01/01/) and
+# the test web's random directory names repeat up to 3 times in pages that exist.
+TIANWANG_MAX_PATH_REPEATS = 5
+# Requests per host in one crawl process (robots.txt and retries not counted); past it,
+# refused as host_budget; 0 = no budget. Bounds a calendar's endless "next month".
+TIANWANG_MAX_HOST_PAGES = 10000

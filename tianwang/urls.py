@@ -195,3 +195,35 @@ def path_key(url: str) -> str:
     end = path.find("/", 1)
     first = path[1:end] if path.startswith("/") and end > 1 else ""
     return f"{host}/{first}"
+
+
+# --- session ids (issue 16: crawler traps) ---------------------------------------------------
+#
+# A site that writes a fresh session id into every link ("?sid=9f2c...", ";jsessionid=...")
+# gives each page endless urls. The id is dropped before dedup, so they are one url again.
+
+
+def session_id_pattern(names: list[str] | tuple[str, ...]) -> re.Pattern[str] | None:
+    """What finds a session-id parameter of one of `names` (case-insensitive) in a url:
+    a path parameter (";jsessionid=...") or a query parameter ("?sid=...", "&sid=...").
+    None when there are no names (nothing is stripped)."""
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(name) for name in sorted(set(names), key=len, reverse=True))
+    return re.compile(rf"([;?&])(?:{alternatives})=[^;?&#]*", re.IGNORECASE)
+
+
+def strip_session_ids(url: str, pattern: re.Pattern[str] | None) -> str:
+    """The url without its session-id parameters (see session_id_pattern); most urls have
+    none and are returned as they are after one regex search."""
+    if pattern is None or pattern.search(url) is None:
+        return url
+    hash_at = url.find("#")
+    fragment = url[hash_at:] if hash_at >= 0 else ""
+    rest = url[:hash_at] if hash_at >= 0 else url
+    base, question, query = rest.partition("?")
+    base = pattern.sub(lambda m: "" if m.group(1) == ";" else m.group(0), base)
+    if question:
+        kept = [pair for pair in query.split("&") if not pattern.fullmatch("&" + pair)]
+        query = "&".join(kept)
+    return base + ("?" + query if query else "") + fragment

@@ -3,11 +3,14 @@
 A response whose Content-Type is not one of TIANWANG_STORE_TYPES is stopped when its headers
 arrive, before its body is read: the types that are fetched are exactly the types that are
 stored, so the two can never disagree. A response with no Content-Type is judged by its first
-bytes (magic numbers, control bytes). A body over TIANWANG_MAX_PAGE_BYTES is cut off.
+bytes (magic numbers, control bytes), and so is one declared text (issue 16: PNG bytes
+served as text/html are not text). A body over TIANWANG_MAX_PAGE_BYTES is cut off. A
+compressed body is judged once decoded, by BoundedDecompressionMiddleware.
 
 Either way the request ends in IgnoreRequest: no spider callback, pipeline or store ever sees
-a partial body. Counted as tianwang/filter/content_type and tianwang/filter/too_big, with the
-bytes not fetched (when the Content-Length told them) in tianwang/filter/<reason>_bytes.
+a partial body. Counted as tianwang/filter/content_type (untyped binary too),
+tianwang/filter/not_text (declared text, binary) and tianwang/filter/too_big, with the bytes
+not fetched (when the Content-Length told them) in tianwang/filter/<reason>_bytes.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from tianwang.config import SettingError, get_int, get_str_list
 
 logger = logging.getLogger(__name__)
 
-_BODY = "_tianwang_body"  # meta: [bytes received, first chunk still to sniff, expected length]
+# meta: [bytes received, first chunk still to sniff, expected length, declared a type]
+_BODY = "_tianwang_body"
 _STOPPED = "_tianwang_stopped"  # meta: why this middleware stopped the download
 
 # File signatures of the binary formats most often served without a type (WHATWG MIME
@@ -41,13 +45,35 @@ _BINARY_BYTES = re.compile(rb"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
 _TEXT_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 
+_ASCII_TEXT = re.compile(rb"[\t\n\r\x20-\x7e]")
+
+
 def looks_binary(first: bytes) -> bool:
-    """Whether the first bytes of an untyped body belong to a non-text file."""
+    """Whether the first bytes of a body belong to a non-text file: a known file signature,
+    a byte text never holds, or high bytes that are neither UTF-8 nor GB18030 (GBK, GB2312)
+    and come with little ASCII. Chinese text in GBK or UTF-8 is text, as is Latin-1 text
+    (mostly ASCII); a run of random high bytes is not."""
     if first.startswith(_TEXT_BOMS):
         return False
     if first.startswith(_MAGIC) or first[4:8] == b"ftyp":  # ftyp: mp4 and its kin
         return True
-    return _BINARY_BYTES.search(first, 0, 512) is not None
+    sample = first[:512]
+    if _BINARY_BYTES.search(sample) is not None:
+        return True
+    if sample.isascii() or len(_ASCII_TEXT.findall(sample)) * 4 >= len(sample):
+        return False
+    return not (_decodes(sample, "utf-8") or _decodes(sample, "gb18030"))
+
+
+def _decodes(sample: bytes, encoding: str) -> bool:
+    """Whether the sample decodes, allowing a character cut at its end (up to 3 bytes)."""
+    for cut in range(4):
+        try:
+            sample[: len(sample) - cut].decode(encoding)
+            return True
+        except UnicodeDecodeError:
+            continue
+    return False
 
 
 def media_type(value: bytes | None) -> str | None:
@@ -82,17 +108,20 @@ class ContentTypeMiddleware:
         meta.pop(_BODY, None)  # a retried request carries its previous response's state
         meta.pop(_STOPPED, None)
         length = body_length if isinstance(body_length, int) else None  # else UNKNOWN_LENGTH
-        sniff = False
-        if b"Location" not in headers and not _is_robots(request):  # both read on headers
+        sniff = typed = False
+        if b"Location" not in headers and not is_robots(request):  # both read on headers
             mime = media_type(headers.get(b"Content-Type"))
+            typed = mime is not None
             if mime is not None and mime not in self.allowed:
                 self._stop(request, "content_type", length)
-            # Compressed bytes cannot be sniffed; HttpCompressionMiddleware types them later.
-            sniff = mime is None and b"Content-Encoding" not in headers
+            # Compressed bytes cannot be sniffed; BoundedDecompressionMiddleware judges them
+            # once decoded. A body declared text is judged too: PNG served as text/html.
+            textual = mime is None or mime.startswith("text/")
+            sniff = textual and b"Content-Encoding" not in headers
         if self.max_bytes and length is not None and length > self.max_bytes:
             self._stop(request, "too_big", length)  # an untyped one too: no byte is worth it
         if sniff or (self.max_bytes and length is None):
-            meta[_BODY] = [0, sniff, length]
+            meta[_BODY] = [0, sniff, length, typed]
 
     def bytes_received(self, data: bytes, request: Request) -> None:
         state = request.meta.get(_BODY)
@@ -101,9 +130,9 @@ class ContentTypeMiddleware:
         state[0] += len(data)
         if state[1]:
             state[1] = False
-            if looks_binary(data):
+            if looks_binary(data[:1024]):
                 left = state[2] - state[0] if state[2] is not None else None
-                self._stop(request, "content_type", left)
+                self._stop(request, "not_text" if state[3] else "content_type", left)
         if self.max_bytes and state[0] > self.max_bytes:
             self._stop(request, "too_big", None)
 
@@ -125,7 +154,7 @@ class ContentTypeMiddleware:
         raise StopDownload(fail=True)
 
 
-def _is_robots(request: Request) -> bool:
+def is_robots(request: Request) -> bool:
     """RobotsTxtMiddleware's own request (robots.txt), or a sitemap's (XML, maybe gzip): read
     whatever type it is served as; TIANWANG_MAX_PAGE_BYTES still bounds it."""
     if request.meta.get("tianwang_sitemap"):  # tianwang.spiders.sitemaps.SITEMAP_META

@@ -39,7 +39,7 @@ from tianwang.items import PageItem
 from tianwang.seeds import SeedError, load_seeds
 from tianwang.share import Share, load_share
 from tianwang.spiders.sitemaps import SITEMAP_META, SitemapConfig, SitemapReader
-from tianwang.urls import canonical_url, url_host
+from tianwang.urls import canonical_url, session_id_pattern, strip_session_ids, url_host
 
 _SKIPPED_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
 _LINK_XPATH = "//a/@href | //area/@href"
@@ -57,6 +57,7 @@ class SiteSpider(Spider):
     store_types: frozenset[str]
     keywords: tuple[str, ...]
     keyword_boost: int
+    session_ids: re.Pattern[str] | None  # TIANWANG_SESSION_PARAMS, stripped from links
     partition_share: Share | None  # announced by signals.share_opened as the spider opens
     sitemaps: SitemapReader | None  # None unless TIANWANG_SITEMAPS
 
@@ -85,6 +86,7 @@ class SiteSpider(Spider):
         spider.store_types = frozenset(get_str_list(settings, "TIANWANG_STORE_TYPES"))
         spider.keywords = get_keywords(settings, "TIANWANG_KEYWORDS")
         spider.keyword_boost = get_int(settings, "TIANWANG_KEYWORD_BOOST", minimum=0)
+        spider.session_ids = session_id_pattern(get_keywords(settings, "TIANWANG_SESSION_PARAMS"))
         # Bad seeds stop the crawl here, before anything is fetched. A node joining a crawl
         # shared through Redis needs none: the crawl was seeded by another node.
         joining = is_shared(settings) and spider.seeds_arg is None
@@ -138,6 +140,8 @@ class SiteSpider(Spider):
         level = response.meta.get(meta.DEPTH, 0) + 1
         mime = media_type(response)
         links = extract_links(response) if mime == "text/html" else []
+        if links and self.session_ids is not None:
+            links = self.without_session_ids(links)
         if response.meta.get(meta.STORED):
             pass  # stored by a node of a shared crawl that died before saying it was done
         elif mime in self.store_types:
@@ -155,6 +159,14 @@ class SiteSpider(Spider):
         request_meta = {**(boost or {}), meta.PARENT: response.url}
         for url in follow:
             yield Request(url, callback=self.parse, meta=request_meta)
+
+    def without_session_ids(self, links: list[str]) -> list[str]:
+        """The links with session ids stripped (issue 16): one url per page, not one a visit."""
+        stripped = [strip_session_ids(url, self.session_ids) for url in links]
+        changed = sum(a is not b for a, b in zip(links, stripped, strict=True))
+        if changed:
+            self.crawler.stats.inc_value("tianwang/urls/session_ids_stripped", changed)
+        return list(dict.fromkeys(stripped))
 
     def boost_meta(self, response: Response, mime: str) -> dict[str, int] | None:
         """The topical boost for the requests made from a page, if its text holds a keyword."""

@@ -5,6 +5,11 @@ homepages), hosts on other ports, IP-literal hosts in every spelling a browser a
 "localhost" (private when fetched directly), and a download host whose files are binaries
 served with a wrong Content-Type or none, plus a text page too big to keep.
 
+Hostile hosts (issue 16), served but linked from nowhere (a test seeds them): decompression
+bombs (1 GiB inflated, gzip, deflate and br) as a page and as robots.txt, binaries declared
+text, redirects to garbage Locations, and crawler traps (endless session ids, an endless
+calendar, /a/a/a/... and a growing query), each with its truth.
+
 Every normal homepage links a few junk hosts, so a crawl that leaves its hosts reaches them.
 truth() marks each junk url with "filter": the reason a correct crawl refuses it (None for a
 url it fetches). The reasons are assigned by construction here, not computed by the filter.
@@ -12,7 +17,11 @@ url it fetches). The reasons are assigned by construction here, not computed by 
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import re
+import struct
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -145,6 +154,8 @@ class JunkWeb:
         path = slash + path or "/"
         if netloc.startswith(f"{PRIVATE_HOST}:"):  # fetched directly, at the server's port
             netloc = PRIVATE_HOST
+        if scheme == "http" and netloc in HOSTILE_HOSTS:
+            return _hostile(netloc, path)
         if scheme != "http" or netloc not in self.hosts:
             return None
         if netloc == DOWNLOAD_HOST:
@@ -231,6 +242,21 @@ class JunkWeb:
                     path = url[len(home) - 1:]
                     kind, why_file = _FILE_KINDS.get(path) or DOWNLOADS[path][::4]
                     yield self._record(url, host, why_file, kind, [], bodies, distance=1)
+        yield from self.hostile_truth(bodies)
+
+    def hostile_truth(self, bodies: bool = True) -> Iterator[dict[str, Any]]:
+        """The hostile hosts' urls (a trap's first pages only: it has no end)."""
+        for host, kind in HOSTILE_HOSTS.items():
+            home = f"http://{host}/"
+            record = self._record(home, host, None, f"{kind}-home", hostile_links(host), bodies)
+            if kind == "trap":
+                record["trap"] = TRAP_HOSTS[host]
+            yield record
+            if kind in ("bomb", "text", "location"):
+                for url in hostile_links(host):
+                    path = url[len(home) - 1:]
+                    why = FAKE_TEXT[path][2] if kind == "text" else _HOSTILE_FILTERS[kind]
+                    yield self._record(url, host, why, kind, [], bodies, distance=1)
 
     def _record(self, url: str, host: str, why: str | None, kind: str, links: list[str],
                 bodies: bool, distance: int = 0) -> dict[str, Any]:
@@ -240,7 +266,8 @@ class JunkWeb:
         record = {
             "url": url, "host": host, "status": answer.status,
             "content_type": mime.split(";")[0] if mime else None, "links": links, "kind": kind,
-            "location": None, "charset": "utf-8" if mime and "charset" in mime else None,
+            "location": answer.header("Location"),
+            "charset": mime.split("charset=")[1] if mime and "charset=" in mime else None,
             "robots_allowed": True, "distance": distance, "filter": why,
         }
         if bodies:
@@ -276,3 +303,166 @@ _HTML_FILL = (b"<p>" + b"A very long page of generated text that no index wants.
               + b"</p>\n") * ((CHUNK // 3700) + 1)
 _FILE_KINDS = {UNTYPED_PAGE: ("html", None), README_PAGE: ("text", None)}
 _README = b"Software downloads\n\nAll files on this host are free to download.\n"
+
+
+# --- hostile hosts (issue 16) ------------------------------------------------------------------
+
+GIB = 1 << 30
+_MIB_ZEROS = bytes(1 << 20)
+# Decompression bombs: 1 GiB of zeros, about 1 MB as gzip or deflate and 13 KB as br.
+BOMB_HOSTS = {"www.gzip-bomb.com": "gzip", "www.deflate-bomb.com": "deflate",
+              "www.br-bomb.com": "br"}
+BOMB_PAGE = "/bomb.html"
+# zlib.crc32 and zlib.adler32 of GIB zero bytes: the trailers of the gzip and zlib streams.
+_GIB_CRC32, _GIB_ADLER32 = 0x5B64C2B0, 0xC02D0001
+# Bodies declared text (or untyped) that are binary, and real text with high bytes.
+TEXT_HOST = "www.fake-text.com"
+# path -> (Content-Type or None, body, filter reason)
+FAKE_TEXT: dict[str, tuple[str | None, bytes, str | None]] = {
+    "/photo.html": ("text/html", b"\x89PNG\r\n\x1a\n" + Random("png").randbytes(200 * 1024),
+                    "not_text"),
+    "/tool.txt": ("text/plain", b"\x7fELF\x02\x01\x01\x00" + Random("elf").randbytes(35 * 1024),
+                  "not_text"),
+    "/raw": (None, bytes(0x80 + b % 0x80 for b in Random("high").randbytes(50 * 1024)),
+             "content_type"),
+    "/gbk.html": ("text/html; charset=gbk", ("<html><head><title>中文网页</title></head><body>"
+                  + "<p>天网搜索引擎的网页收集。</p>" * 200 + "</body></html>").encode("gbk"),
+                  None),
+    "/utf8.txt": ("text/plain; charset=utf-8", ("北京大学网络实验室。" * 300).encode(), None),
+    # No ASCII byte before its end: judged by decoding (GB18030), not by its share of ASCII.
+    "/gbk.txt": ("text/plain; charset=gbk", ("天网中文文本" * 200 + "\n").encode("gbk"), None),
+}
+LOCATION_HOST = "www.bad-location.com"
+BAD_LOCATIONS = {"/js": "javascript:alert(1)", "/bracket": "http://[bad/",
+                 "/port": "http://www.example.com:99999999/"}
+# Crawler traps: every page links further pages without end.
+TRAP_HOSTS = {"www.session-trap.com": "session", "www.calendar-trap.com": "calendar",
+              "www.repeat-trap.com": "repeat"}
+SESSION_PAGES = 20  # the session trap's real pages besides its homepage
+LONG_STEP = 100  # characters the growing query adds at each page
+HOSTILE_HOSTS = {**dict.fromkeys(BOMB_HOSTS, "bomb"), TEXT_HOST: "text",
+                 LOCATION_HOST: "location", **dict.fromkeys(TRAP_HOSTS, "trap")}
+_HOSTILE_FILTERS = {"bomb": "too_big", "location": "bad_location"}
+
+
+def _zlib_bomb(wbits: int) -> tuple[bytes, bytes, bytes]:
+    """Head, repeated part and tail of a GIB-of-zeros gzip (wbits 31) or zlib (15) stream:
+    after a full flush the compressor starts afresh, so each MiB compresses the same."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    head = compressor.compress(_MIB_ZEROS) + compressor.flush(zlib.Z_FULL_FLUSH)
+    repeat = compressor.compress(_MIB_ZEROS) + compressor.flush(zlib.Z_FULL_FLUSH)
+    if wbits == 31:  # the last (empty) block, then CRC-32 and size of the whole
+        tail = compressor.flush()[:-8] + struct.pack("<II", _GIB_CRC32, GIB & 0xFFFFFFFF)
+    else:
+        tail = compressor.flush()[:-4] + struct.pack(">I", _GIB_ADLER32)
+    return head, repeat, tail
+
+
+def _brotli_bomb() -> tuple[bytes, bytes, bytes]:
+    import brotli  # a Scrapy dependency (its br decoding)
+
+    compressor = brotli.Compressor(quality=5, lgwin=22)
+    head = compressor.process(_MIB_ZEROS) + compressor.flush()
+    repeat = compressor.process(_MIB_ZEROS) + compressor.flush()
+    return head, repeat, compressor.finish()
+
+
+@functools.cache
+def bomb_parts(encoding: str) -> tuple[bytes, bytes, bytes]:
+    """The compressed stream of GIB zero bytes, as head + repeat * 1023 + tail."""
+    return _brotli_bomb() if encoding == "br" else _zlib_bomb(31 if encoding == "gzip" else 15)
+
+
+@dataclass(frozen=True, slots=True)
+class BombResponse(StreamedResponse):
+    """GIB zero bytes compressed: a small body that inflates to a gigabyte."""
+
+    encoding: str = "gzip"
+
+    def chunks(self) -> Iterator[bytes]:
+        head, repeat, tail = bomb_parts(self.encoding)
+        yield head
+        batch = max(1, CHUNK // len(repeat))
+        left = (GIB >> 20) - 1
+        while left > 0:
+            yield repeat * min(batch, left)
+            left -= batch
+        yield tail
+
+
+def bomb(encoding: str, mime: str) -> BombResponse:
+    head, repeat, tail = bomb_parts(encoding)
+    length = len(head) + len(repeat) * ((GIB >> 20) - 1) + len(tail)
+    headers = [("Content-Type", mime), ("Content-Encoding", encoding)]
+    return BombResponse(200, headers, b"", length=length, encoding=encoding)
+
+
+def hostile_links(host: str) -> list[str]:
+    """The links of a hostile host's homepage."""
+    kind = HOSTILE_HOSTS[host]
+    paths = {"bomb": [BOMB_PAGE], "text": list(FAKE_TEXT), "location": list(BAD_LOCATIONS),
+             "trap": []}[kind]
+    if kind == "trap":
+        return _trap_links(host, f"http://{host}/")
+    return [f"http://{host}{path}" for path in paths]
+
+
+def _hostile(host: str, path: str) -> Response:
+    kind = HOSTILE_HOSTS[host]
+    if path == "/":
+        return _plain(200, _link_page(host, hostile_links(host)))
+    if kind == "bomb" and path in (BOMB_PAGE, "/robots.txt"):
+        mime = "text/plain" if path == "/robots.txt" else "text/html; charset=utf-8"
+        return bomb(BOMB_HOSTS[host], mime)
+    if kind == "text" and path in FAKE_TEXT:
+        mime, body, _why = FAKE_TEXT[path]
+        return Response(200, [("Content-Type", mime)] if mime else [], body)
+    if kind == "location" and path in BAD_LOCATIONS:
+        headers = [("Content-Type", "text/html; charset=utf-8"),
+                   ("Location", BAD_LOCATIONS[path])]
+        return Response(302, headers, b"<html><body>Moved</body></html>\n")
+    if kind == "trap" and path != "/robots.txt":
+        url = f"http://{host}{path}"
+        links = _trap_links(host, url)
+        if links:
+            return _plain(200, _link_page(host, links))
+    return _plain(404, b"<html><body>Not Found</body></html>\n")
+
+
+_CALENDAR = re.compile(r"/cal/(\d{1,6})/(\d\d)/\Z")
+_REPEAT = re.compile(r"/(?:a/)*(?:page\.html)?\Z")
+
+
+def _trap_links(host: str, url: str) -> list[str]:
+    """The links of a trap page ([] for a url the trap does not serve)."""
+    path = url[len(host) + 7:]
+    trap = TRAP_HOSTS[host]
+    if trap == "session":
+        page = path.split("?", 1)[0]
+        if page != "/" and page not in {f"/p{k}.html" for k in range(SESSION_PAGES)}:
+            return []
+        sid = hashlib.md5(url.encode()).hexdigest()[:16]  # a new id for every url visited
+        return [f"http://{host}/p{k}.html?sid={sid}" for k in range(SESSION_PAGES)]
+    if trap == "calendar":
+        match = _CALENDAR.match(path)
+        if path == "/":
+            year, month = 2026, 11
+        elif match:
+            year, month = int(match.group(1)), int(match.group(2))
+        else:
+            return []
+        after = (year + month // 12, month % 12 + 1)
+        before = (year - (month == 1), (month - 2) % 12 + 1)
+        return [f"http://{host}/cal/{y}/{m:02d}/" for y, m in (after, before) if y > 0]
+    if path.startswith("/long?p="):
+        return [f"{url}{'x' * LONG_STEP}"]
+    if not _REPEAT.match(path):
+        return []
+    directory = url.rsplit("/", 1)[0]
+    return [f"{directory}/a/", f"{directory}/page.html", f"http://{host}/long?p=x"]
+
+
+def _link_page(host: str, links: list[str]) -> bytes:
+    anchors = "".join(f'<li><a href="{u}">{u}</a></li>\n' for u in links)
+    return (f"<!DOCTYPE html>\n<html><head><title>{host}</title></head>\n<body><h1>{host}</h1>\n"
+            f"<ul>\n{anchors}</ul>\n</body></html>\n").encode()

@@ -1,0 +1,104 @@
+"""BoundedDecompressionMiddleware: decoded bodies held to TIANWANG_MAX_PAGE_BYTES, for pages
+and robots.txt alike, and binary bodies declared text refused; then a crawl of the junk
+web's bombs and fake text pages, checked against its truth and the crawl's peak RSS."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import zlib
+
+import brotli
+import pytest
+from backports import zstd
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import HtmlResponse, Response
+
+from tests.conftest import project_crawler
+from tests.hostile_crawl import HostileCrawl
+from tianwang.middlewares.decompression import BoundedDecompressionMiddleware
+from tianwang.testweb.junk import BOMB_HOSTS, BOMB_PAGE, FAKE_TEXT, TEXT_HOST
+
+MB = 1024 * 1024
+ENCODE = {"gzip": gzip.compress, "deflate": zlib.compress, "br": brotli.compress,
+          "zstd": zstd.compress}
+
+
+def middleware(limit: int = MB) -> BoundedDecompressionMiddleware:
+    return BoundedDecompressionMiddleware.from_crawler(
+        project_crawler(TIANWANG_MAX_PAGE_BYTES=limit))
+
+
+def response(url: str, body: bytes, encoding: str, mime: str = "text/html") -> Response:
+    headers = {"Content-Type": mime, "Content-Encoding": encoding}
+    return Response(url, body=ENCODE[encoding](body), headers=headers)
+
+
+@pytest.mark.parametrize("encoding", sorted(ENCODE))
+@pytest.mark.parametrize("url", ["http://a.com/page.html", "http://a.com/robots.txt"])
+def test_a_body_inflating_past_the_limit_is_refused_and_counted(encoding: str, url: str) -> None:
+    mw = middleware()
+    request = Request(url, meta={"dont_obey_robotstxt": url.endswith("robots.txt")})
+    with pytest.raises(IgnoreRequest, match="too_big"):
+        mw.process_response(request, response(url, bytes(MB + 1), encoding))
+    assert mw.stats.get_value("tianwang/filter/too_big") == 1
+
+
+@pytest.mark.parametrize("encoding", sorted(ENCODE))
+def test_a_body_within_the_limit_is_decoded_as_scrapy_does(encoding: str) -> None:
+    body = "<html><body>天网 ok</body></html>".encode() * 1000
+    decoded = middleware().process_response(Request("http://a.com/"),
+                                            response("http://a.com/", body, encoding))
+    assert isinstance(decoded, HtmlResponse) and decoded.body == body
+    assert b"Content-Encoding" not in decoded.headers  # what is stored, as before
+
+
+def test_a_broken_stream_is_a_counted_bad_encoding() -> None:
+    mw = middleware()
+    broken = Response("http://a.com/", body=b"\x1f\x8b\x08garbage", headers={
+        "Content-Type": "text/html", "Content-Encoding": "deflate"})
+    with pytest.raises(IgnoreRequest, match="bad_encoding"):
+        mw.process_response(Request("http://a.com/"), broken)
+    assert mw.stats.get_value("tianwang/error/bad_encoding") == 1
+
+
+@pytest.mark.parametrize("path", ["/photo.html", "/tool.txt", "/raw"])
+def test_binary_declared_text_is_refused_once_decoded(path: str) -> None:
+    mime, body, reason = FAKE_TEXT[path]
+    mw = middleware()
+    with pytest.raises(IgnoreRequest, match=reason):
+        mw.process_response(Request(f"http://a.com{path}"),
+                            response(f"http://a.com{path}", body, "gzip", mime or ""))
+
+
+# -- a crawl of the bombs and the fake text (tests/hostile_crawl.py) --------------------------
+
+
+def test_bombs_as_pages_and_robots_txt_are_refused_counted_and_cost_no_memory(
+    hostile_crawl: HostileCrawl,
+) -> None:
+    asked = {line["url"] for line in hostile_crawl.log}
+    for host in BOMB_HOSTS:  # each asked for, as robots.txt and as a page, and not stored
+        for path in ("/robots.txt", BOMB_PAGE):
+            assert f"http://{host}{path}" in asked
+            assert f"http://{host}{path}" not in hostile_crawl.stored
+        assert f"http://{host}/" in hostile_crawl.stored  # the host's homepage is
+    assert hostile_crawl.stats["tianwang/filter/too_big"] == 2 * len(BOMB_HOSTS)
+    # Three gigabytes were offered; before the bound one bomb took the crawl past 1 GB.
+    assert hostile_crawl.max_rss_kb < 400 * 1024, hostile_crawl.max_rss_kb
+    assert "Traceback" not in hostile_crawl.stderr
+
+
+def test_binary_declared_text_is_not_stored_and_real_text_is(hostile_crawl: HostileCrawl) -> None:
+    stored, truth = hostile_crawl.stored, hostile_crawl.truth
+    for path, (_mime, body, reason) in FAKE_TEXT.items():
+        url = f"http://{TEXT_HOST}{path}"
+        assert truth[url]["filter"] == reason
+        if reason:
+            assert url not in stored, url
+        else:  # the body as served, GBK and UTF-8 Chinese alike
+            assert hashlib.md5(stored[url].split(b"\r\n\r\n", 1)[1]).hexdigest() == \
+                truth[url]["md5"] == hashlib.md5(body).hexdigest()
+    stats = hostile_crawl.stats
+    assert stats["tianwang/filter/not_text"] == 2 and stats["tianwang/filter/content_type"] == 1

@@ -1,0 +1,101 @@
+"""Download failures that are the web's fault: counted, one log line per host and reason.
+
+A dead server, a refused connection, a name that does not resolve, a timeout, a connection
+cut: Scrapy logs each failed url as an ERROR with its traceback (a dead server gave an 8 MB
+log, 4.7 KB a url). Here, after RetryMiddleware has given up, the failure is counted as
+tianwang/error/<reason>, logged once per (host, reason) and ends as IgnoreRequest (which
+Scrapy does not log). Any other exception is left alone: a bug still shows its traceback.
+
+A host that failed to connect (refused, dns, connect) once is not retried for its other
+urls: a retry of a dead host costs the same again. Timeouts are not retried at all (the
+project's RETRY_EXCEPTIONS leaves them out): a slow server is as slow the second time.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from scrapy import Request
+from scrapy.core.downloader.handlers.http11 import TunnelError
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    IgnoreRequest,
+    ResponseDataLossError,
+)
+from twisted.internet.error import ConnectError, ConnectionDone, ConnectionLost
+
+from tianwang.urls import url_host
+
+logger = logging.getLogger(__name__)
+
+# (exception types, reason), first match wins.
+REASONS: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
+    ((DownloadTimeoutError,), "timeout"),
+    ((DownloadConnectionRefusedError,), "refused"),
+    ((CannotResolveHostError,), "dns"),
+    ((ResponseDataLossError, ConnectionLost, ConnectionDone), "connection_lost"),
+    ((DownloadFailedError, ConnectError, TunnelError, OSError), "connect"),
+)
+DEAD = frozenset({"refused", "dns", "connect"})  # a host failing so is not retried again
+
+
+def failure_reason(exception: BaseException) -> str | None:
+    """The reason a download failed when it is the web's doing, None for anything else."""
+    for types, reason in REASONS:
+        if isinstance(exception, types):
+            return reason
+    return None
+
+
+class OncePerHost:
+    """Logs a condition once per (host, reason): a repeated one is only counted."""
+
+    def __init__(self, log: logging.Logger) -> None:
+        self.log, self.seen = log, set()
+
+    def __call__(self, request: Request, reason: str, detail: str) -> None:
+        try:
+            host = url_host(request.url)
+        except ValueError:
+            host = ""
+        if (host, reason) in self.seen:
+            return
+        self.seen.add((host, reason))
+        self.log.info("%s: %s on %s (%s; logged once per host)", reason, request, host, detail)
+
+
+class FailureMiddleware:
+    def __init__(self, stats: Any) -> None:
+        self.stats = stats
+        self.once = OncePerHost(logger)
+        self.dead_hosts: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> FailureMiddleware:
+        return cls(crawler.stats)
+
+    def process_request(self, request: Request, spider: Any = None) -> None:
+        if self.dead_hosts and _host(request) in self.dead_hosts:
+            request.meta["dont_retry"] = True
+
+    def process_exception(self, request: Request, exception: Exception,
+                          spider: Any = None) -> None:
+        reason = failure_reason(exception)
+        if reason is None:
+            return
+        if reason in DEAD:
+            self.dead_hosts.add(_host(request))
+        self.stats.inc_value(f"tianwang/error/{reason}")
+        self.once(request, reason, f"{type(exception).__name__}: {exception}"[:200])
+        raise IgnoreRequest(f"download failed: {reason}")
+
+
+def _host(request: Request) -> str:
+    try:
+        return url_host(request.url)
+    except ValueError:
+        return ""
