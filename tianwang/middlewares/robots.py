@@ -46,6 +46,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import defer, task
 
 from tianwang.config import SettingError, get_int
+from tianwang.middlewares.failures import DownloadFailed
 
 logger = logging.getLogger(__name__)
 
@@ -197,6 +198,8 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         self._stats.inc_value("robotstxt/request_count")
         try:
             response = await self.crawler.engine.download_async(robots_request)
+        except DownloadFailed as exc:  # no answer, counted by FailureMiddleware: unavailable
+            self._failed(robots, origin, str(exc))
         except IgnoreRequest:  # refused by a filter: as Scrapy does, no rules
             self._read(robots, None)
         except Exception as exc:  # no answer: unavailable
