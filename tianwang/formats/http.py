@@ -105,12 +105,14 @@ def parse_http_head(data: bytes) -> tuple[HttpMessage, int]:
     return message, start
 
 
-def body_start(data: bytes) -> int | None:
+def body_start(data: bytes, begin: int = 0, end: int | None = None) -> int | None:
     """Where an HTTP message's body starts: after its first blank line, CRLF CRLF or LF LF,
     whichever comes first (our writer uses CRLF; LF-only heads come from older tools). None
-    when there is no blank line."""
-    crlf = data.find(b"\r\n\r\n")
-    lf = data.find(b"\n\n", 0, crlf + 1) if crlf >= 0 else data.find(b"\n\n")
+    when there is no blank line. The message may be data[begin:end] of a larger buffer (an
+    mmap, searched where it lies)."""
+    end = len(data) if end is None else end
+    crlf = data.find(b"\r\n\r\n", begin, end)
+    lf = data.find(b"\n\n", begin, crlf + 1 if crlf >= 0 else end)
     if lf >= 0:
         return lf + 2
     return crlf + 4 if crlf >= 0 else None
