@@ -2,10 +2,12 @@
 
 The file: a good record, a record whose header declares `unzip-length: 3221225516` over a
 3 MB zlib stream that really inflates to that (3 GiB of zeros), and a good record. A reader
-that trusts the header inflates it all. Each command runs in its own process and its peak
-RSS is that process's ru_maxrss (os.wait4), beside the same command on a tree of the two good
-records only (the baseline: interpreter and imports). Code trees given with --code are run
-alternately, so a noisy shared machine hits each alike.
+that trusts the header inflates it all. Beside it, the worst honest cases: the two good
+records around one as big as a reader takes (MAX_DATA of DATA), its body zeros, random words
+or random bytes. `records verify`, `stats` and `dedup` each run in their own process and
+their peak RSS is that process's ru_maxrss (os.wait4), beside the same command on a tree of
+the two good records only (the baseline: interpreter and imports). Code trees given with
+--code are run alternately, so a noisy shared machine hits each alike.
 
     git archive 8bf7192 | (mkdir -p /tmp/tw-base && tar -x -C /tmp/tw-base)
     python3 bench/hostile_records.py --code before=/tmp/tw-base --code after=.
