@@ -21,6 +21,7 @@ from tianwang.testweb.site import Entry, Site, SiteBuilder
 
 if TYPE_CHECKING:
     from tianwang.testweb.changing import Changes
+    from tianwang.testweb.https import HttpsWeb
     from tianwang.testweb.junk import JunkWeb
     from tianwang.testweb.mirrors import Mirrors
 
@@ -70,7 +71,7 @@ class SyntheticWeb:
 
     def __init__(self, seed: int, hosts: int, max_pages: int = 300, *,
                  host_cache: int = 8192, response_cache: int = 4096, junk: bool = False,
-                 mirrors: bool = False, changing: bool = False) -> None:
+                 mirrors: bool = False, changing: bool = False, https: bool = False) -> None:
         if hosts < 1:
             raise ValueError(f"hosts must be >= 1, got {hosts}")
         if max_pages < 1:
@@ -96,6 +97,14 @@ class SyntheticWeb:
             from tianwang.testweb.changing import Changes
 
             self.changing = Changes(seed, self)
+        # Opt-in https: per host its schemes and certificate case (tianwang/testweb/https.py).
+        self.https: HttpsWeb | None = None
+        if https:
+            if junk or mirrors or changing:
+                raise ValueError("--https goes with none of --junk, --mirrors, --changing")
+            from tianwang.testweb.https import HttpsWeb
+
+            self.https = HttpsWeb(seed, self.hosts, self._base_site, response_cache)
 
     @cached_property
     def hosts(self) -> list[str]:
@@ -106,6 +115,8 @@ class SyntheticWeb:
         return {host: index for index, host in enumerate(self.hosts)}
 
     def homepages(self) -> list[str]:
+        if self.https is not None:
+            return [self.https.homepage(host) for host in self.hosts]
         return [f"http://{host}/" for host in self.hosts]
 
     def site(self, host: str | int) -> Site:
@@ -134,6 +145,8 @@ class SyntheticWeb:
         return response
 
     def _respond(self, url: str) -> Response:
+        if self.https is not None:
+            return self.https.respond(url)
         junk = self.junk.respond(url) if self.junk else None
         if junk is not None:
             return junk
@@ -163,6 +176,9 @@ class SyntheticWeb:
         bodies=False leaves out `bytes` and `md5`, which cost most of the time: the url
         graph of a few thousand hosts is then walked in seconds.
         """
+        if self.https is not None:
+            yield from self.https.truth(bodies)
+            return
         for index in range(self.host_count):
             site = self._sites.get(index) or self._build(index)
             home = f"http://{site.host}/"
