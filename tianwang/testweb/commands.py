@@ -93,10 +93,13 @@ def _web_options(parser: argparse.ArgumentParser, required: bool = True) -> None
     )
     parser.add_argument(
         "--https",
-        action="store_true",
+        nargs="?",
+        const="mixed",
+        choices=("mixed", "all"),
         help="hosts over https too (through CONNECT): https only, http->https 301, both, "
-        "and expired, self-signed or wrong-name certificates; not with --junk, --mirrors, "
-        "--changing",
+        "and expired, self-signed or wrong-name certificates; `--https all`: every host "
+        "https only, valid certificates (a benchmark's https side); not with --junk, "
+        "--mirrors, --changing",
     )
 
 
@@ -128,7 +131,8 @@ def _web(args: argparse.Namespace) -> SyntheticWeb:
 
         return CollectionWeb(args.seed, args.hosts, args.max_pages)  # type: ignore[return-value]
     return SyntheticWeb(args.seed, args.hosts, args.max_pages, junk=args.junk,
-                        mirrors=args.mirrors, changing=args.changing, https=args.https)
+                        mirrors=args.mirrors, changing=args.changing,
+                        https={None: False, "mixed": True}.get(args.https, args.https))
 
 
 def run_serve(args: argparse.Namespace) -> int:

@@ -44,11 +44,12 @@ class HttpsWeb:
     """The scheme layer over a SyntheticWeb's sites: rewrites urls, answers, truth."""
 
     def __init__(self, seed: int, hosts: list[str], base_site: Callable[[int], Site],
-                 cache: int = 4096) -> None:
+                 cache: int = 4096, only: str | None = None) -> None:
+        """only="https": every host https only with a valid certificate (bench/https.py)."""
         from tianwang.testweb.model import LRU
 
         self.hosts = hosts
-        self.kinds = {host: host_kind(seed, i) for i, host in enumerate(hosts)}
+        self.kinds = {host: only or host_kind(seed, i) for i, host in enumerate(hosts)}
         self._index = {host: i for i, host in enumerate(hosts)}
         self._base_site = base_site
         self._sites: LRU[tuple[int, str], Site] = LRU(cache)

@@ -71,7 +71,8 @@ class SyntheticWeb:
 
     def __init__(self, seed: int, hosts: int, max_pages: int = 300, *,
                  host_cache: int = 8192, response_cache: int = 4096, junk: bool = False,
-                 mirrors: bool = False, changing: bool = False, https: bool = False) -> None:
+                 mirrors: bool = False, changing: bool = False,
+                 https: bool | str = False) -> None:
         if hosts < 1:
             raise ValueError(f"hosts must be >= 1, got {hosts}")
         if max_pages < 1:
@@ -104,7 +105,8 @@ class SyntheticWeb:
                 raise ValueError("--https goes with none of --junk, --mirrors, --changing")
             from tianwang.testweb.https import HttpsWeb
 
-            self.https = HttpsWeb(seed, self.hosts, self._base_site, response_cache)
+            only = "https" if https == "all" else None  # "all": every host https only
+            self.https = HttpsWeb(seed, self.hosts, self._base_site, response_cache, only)
 
     @cached_property
     def hosts(self) -> list[str]:
