@@ -142,7 +142,9 @@ class TLSCheckDownloadHandler(HTTP11DownloadHandler):
         super().__init__(crawler)
         config = TLSCheckConfig.from_settings(crawler.settings)
         self.policy: CheckingPolicy | None = None
-        if config.check:
+        # DOWNLOAD_VERIFY_CERTIFICATES: the user wants bad certificates refused; Scrapy's
+        # verifying policy stays.
+        if config.check and not crawler.settings.getbool("DOWNLOAD_VERIFY_CERTIFICATES"):
             self.policy = CheckingPolicy(config.ca_file)
             self._contextFactory = self.policy
 

@@ -68,9 +68,12 @@ class FrontProtocol(Protocol):
             self.transport.loseConnection()
             return
         self.tunnels.log.write("CONNECT", target, 200, 0)
-        self.transport.write(ESTABLISHED)
-        self.transport.startTLS(self.tunnels.ca.options(host, case))
-        self._hand_over(rest)  # self.transport is now the TLS layer
+        raw = self.transport
+        raw.write(ESTABLISHED)
+        raw.startTLS(self.tunnels.ca.options(host, case))
+        self._hand_over(b"")  # self.transport is now the TLS layer
+        if rest:  # a client that did not wait for the 200: its first TLS bytes
+            raw.protocol.dataReceived(rest)
 
     def _hand_over(self, data: bytes) -> None:
         self._inner = self.tunnels.site.buildProtocol(self.addr)
