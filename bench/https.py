@@ -27,6 +27,14 @@ from tianwang.testweb.launcher import TestWebProcess, write_seeds  # noqa: E402
 from tianwang.testweb.model import SyntheticWeb  # noqa: E402
 
 SIDES = ("http", "https")
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(process: TestWebProcess) -> float:
+    """CPU seconds the test web process has used so far (Linux /proc)."""
+    assert process.proc is not None
+    fields = Path(f"/proc/{process.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
 
 
 def measure(args: argparse.Namespace) -> dict[str, list[dict]]:
@@ -38,6 +46,7 @@ def measure(args: argparse.Namespace) -> dict[str, list[dict]]:
                              extra_args=("--https", "all", "--ca-file", str(ca)))
         with plain, tls:
             webs = {"http": plain.address, "https": tls.address}
+            servers = {"http": plain, "https": tls}
             seeds = {
                 "http": SyntheticWeb(args.seed, args.hosts, args.max_pages).homepages(),
                 "https": SyntheticWeb(args.seed, args.hosts, args.max_pages,
@@ -50,11 +59,18 @@ def measure(args: argparse.Namespace) -> dict[str, list[dict]]:
                     run_crawl("site", webs[side], files[side], Path(workdir), extra)
             for round_no in range(1, args.rounds + 1):
                 for side in SIDES if round_no % 2 else SIDES[::-1]:
+                    before = server_cpu(servers[side])
                     with tempfile.TemporaryDirectory(dir=tmp) as workdir:
                         stats = run_crawl("site", webs[side], files[side], Path(workdir), extra)
+                    stats["server_cpu"] = server_cpu(servers[side]) - before
                     runs[side].append(stats)
-                    print(run_line(round_no, side, stats), flush=True)
+                    print(f"{run_line(round_no, side, stats)}, server "
+                          f"{server_per_1000(stats):.2f} cpu s/1000 pages", flush=True)
     return runs
+
+
+def server_per_1000(stats: dict) -> float:
+    return 1000 * stats["server_cpu"] / max(stats.get("response_received_count", 0), 1)
 
 
 def main() -> int:
@@ -68,8 +84,10 @@ def main() -> int:
     runs = measure(args)
     medians = {side: statistics.median(rate(s) for s in runs[side]) for side in SIDES}
     cpu = {side: statistics.median(cpu_per_1000(s) for s in runs[side]) for side in SIDES}
+    server = {side: statistics.median(server_per_1000(s) for s in runs[side]) for side in SIDES}
     for side in SIDES:
-        print(f"median {side}: {medians[side]:.1f} pages/s, {cpu[side]:.2f} cpu s/1000 pages")
+        print(f"median {side}: {medians[side]:.1f} pages/s, {cpu[side]:.2f} cpu s/1000 pages, "
+              f"server {server[side]:.2f} cpu s/1000 pages")
     print(f"ratio https/http: {medians['https'] / medians['http']:.3f} pages/s (goal >= 0.85), "
           f"{cpu['http'] / cpu['https']:.3f} by cpu time")
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
