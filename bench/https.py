@@ -90,6 +90,9 @@ def main() -> int:
               f"server {server[side]:.2f} cpu s/1000 pages")
     print(f"ratio https/http: {medians['https'] / medians['http']:.3f} pages/s (goal >= 0.85), "
           f"{cpu['http'] / cpu['https']:.3f} by cpu time")
+    paired = [rate(s) / rate(h) for h, s in zip(runs["http"], runs["https"], strict=True)]
+    print(f"median of the rounds' own https/http ratios: {statistics.median(paired):.3f} "
+          f"({', '.join(f'{r:.2f}' for r in paired)})")
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
     return 0
 
