@@ -22,6 +22,7 @@ from tianwang.testweb.site import Entry, Site, SiteBuilder
 if TYPE_CHECKING:
     from tianwang.testweb.changing import Changes
     from tianwang.testweb.hiddenroot import HiddenRoots
+    from tianwang.testweb.https import HttpsWeb
     from tianwang.testweb.junk import JunkWeb
     from tianwang.testweb.mirrors import Mirrors
     from tianwang.testweb.protocols import ProtocolWeb
@@ -73,7 +74,8 @@ class SyntheticWeb:
     def __init__(self, seed: int, hosts: int, max_pages: int = 300, *,
                  host_cache: int = 8192, response_cache: int = 4096, junk: bool = False,
                  mirrors: bool = False, changing: bool = False,
-                 protocols: bool = False, hidden_roots: bool = False) -> None:
+                 protocols: bool = False, hidden_roots: bool = False,
+                 https: bool | str = False) -> None:
         if hosts < 1:
             raise ValueError(f"hosts must be >= 1, got {hosts}")
         if max_pages < 1:
@@ -111,6 +113,15 @@ class SyntheticWeb:
             from tianwang.testweb.hiddenroot import HiddenRoots
 
             self.hidden_roots = HiddenRoots(seed)
+        # Opt-in https: per host its schemes and certificate case (tianwang/testweb/https.py).
+        self.https: HttpsWeb | None = None
+        if https:
+            if junk or mirrors or changing:
+                raise ValueError("--https goes with none of --junk, --mirrors, --changing")
+            from tianwang.testweb.https import HttpsWeb
+
+            only = "https" if https == "all" else None  # "all": every host https only
+            self.https = HttpsWeb(seed, self.hosts, self._base_site, response_cache, only)
 
     @cached_property
     def hosts(self) -> list[str]:
@@ -121,6 +132,8 @@ class SyntheticWeb:
         return {host: index for index, host in enumerate(self.hosts)}
 
     def homepages(self) -> list[str]:
+        if self.https is not None:
+            return [self.https.homepage(host) for host in self.hosts]
         return [f"http://{host}/" for host in self.hosts]
 
     def site(self, host: str | int) -> Site:
@@ -155,6 +168,8 @@ class SyntheticWeb:
         return response
 
     def _respond(self, url: str) -> Response:
+        if self.https is not None:
+            return self.https.respond(url)
         junk = self.junk.respond(url) if self.junk else None
         if junk is not None:
             return junk
@@ -184,6 +199,9 @@ class SyntheticWeb:
         bodies=False leaves out `bytes` and `md5`, which cost most of the time: the url
         graph of a few thousand hosts is then walked in seconds.
         """
+        if self.https is not None:
+            yield from self.https.truth(bodies)
+            return
         for index in range(self.host_count):
             site = self._sites.get(index) or self._build(index)
             home = f"http://{site.host}/"
