@@ -49,7 +49,9 @@ def leads_to(truth: dict[str, dict], parent: str, url: str) -> bool:
 
 def crawl(web: TestWeb, seeds: list[str], workdir: Path) -> Path:
     workdir.mkdir()
-    settings = {"TIANWANG_PROXY": web.address, "TIANWANG_DATA_DIR": str(workdir / "data")}
+    settings = {"TIANWANG_PROXY": web.address, "TIANWANG_DATA_DIR": str(workdir / "data"),
+                # as the mirror_crawl fixture: the ?sessionid= copies are what is deduped here
+                "TIANWANG_SESSION_PARAMS": ""}
     result = scrapy_crawl("site", {"seeds": ",".join(seeds)}, settings, cwd=workdir)
     assert result.returncode == 0, result.stderr[-3000:]
     return workdir / "data"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import calendar
 import gzip
 import io
+import random
 import zlib
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from tests.spec_reader import read_records
 from tianwang.formats.record import (
+    MAX_DATA,
     Record,
     RecordError,
     encode_record,
@@ -218,6 +220,46 @@ def test_malformed_record_raises_with_path_and_offset(
     assert damaged[0].offset == len(GOOD) and reason in damaged[0].reason
     end = len(GOOD + bad) if not bad.startswith(b"\nversion") else len(GOOD) + 1
     assert damaged[0].offset + damaged[0].length == end
+
+
+# A DATA over a MiB is checked in bounded steps, then inflated in one allocation: the same
+# checks must hold on that path. Zeros after a random MiB: 3 MiB that zlib shrinks to one.
+BIG = b"HTTP/1.1 200 OK\r\n\r\n" + random.Random(16).randbytes(1 << 20) + bytes(2 << 20)
+BIG_Z = zlib.compress(BIG)
+
+
+def big_record(declared: int, stored: bytes) -> bytes:
+    return raw_record(b"version: 1.0\nurl: http://a/\nunzip-length: %d\nlength: %d\n"
+                      % (declared, len(stored)), stored)
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (big_record(len(BIG) - 1, BIG_Z), "more than unzip-length"),
+        (big_record(len(BIG) + 1, BIG_Z), f"inflates to {len(BIG)} bytes"),
+        (big_record(len(BIG), BIG_Z[:-2]), "ends before"),
+        (big_record(len(BIG), BIG_Z[: len(BIG_Z) // 2]), "ends before"),
+        (big_record(len(BIG), BIG_Z + b"xx"), "bytes after"),
+        (big_record(len(BIG), BIG_Z + b"x" * (2 << 20)), "bytes after"),
+        (big_record(len(BIG), BIG_Z[:100] + b"\xff" * 8 + BIG_Z[108:]), "bad compressed"),
+    ],
+)  # fmt: skip
+def test_a_big_compressed_record_gets_the_same_checks(bad: bytes, reason: str) -> None:
+    with pytest.raises(RecordError, match=reason):
+        list(iter_records(io.BytesIO(bad)))
+    gzipped = gzip.compress(BIG)
+    for good in (big_record(len(BIG), BIG_Z), big_record(len(BIG), gzipped)):
+        assert [record.data for record in iter_records(io.BytesIO(good))] == [BIG]
+
+
+def test_data_zlib_cannot_shrink_enough_is_written_plain_and_reads_back() -> None:
+    # 11 MiB of random bytes: compressed it would be over the reader's limit (and with DATA,
+    # more than a reader should hold at once), so the writer stores it as it is.
+    data = b"HTTP/1.1 200 OK\r\n\r\n" + random.Random(5).randbytes(MAX_DATA - 19)
+    encoded = encode_record(make(data=data))
+    assert b"unzip-length" not in encoded and len(encoded) < MAX_DATA + 200
+    assert [record.data for record in iter_records(io.BytesIO(encoded))] == [data]
 
 
 def test_error_message_for_a_short_record_gives_both_lengths() -> None:

@@ -185,10 +185,11 @@ def test_no_junk_body_is_sent_beyond_what_left_with_its_headers(
     # The server writes a chunk only when the socket took the last one, and keeps a small
     # send buffer: what it wrote is about what the crawler's socket held when it hung up.
     # A body smaller than those buffers (the 300 KB image) may all be in them by then.
+    # So only the large bodies are held to it (on a loaded machine the 300 KB one was seen
+    # to go out whole before the crawler hung up).
     for line in on:
-        assert line["complete"] is False, line
         if line["bytes"] >= 4 * MB:
-            assert line["sent"] < 2 * MB, line
+            assert line["complete"] is False and line["sent"] < 2 * MB, line
     assert any(line["bytes"] >= 4 * MB for line in on)
     for line in off:  # without the filter the same bodies go out whole
         assert line["complete"] is True and line["sent"] == line["bytes"], line

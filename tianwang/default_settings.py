@@ -88,6 +88,8 @@ DOWNLOADER_MIDDLEWARES = {
     # After RetryMiddleware (550) gave up: a download error (timeout, refused connection,
     # DNS) is counted and logged once per host and reason, not a traceback per url.
     "tianwang.middlewares.failures.FailureMiddleware": 540,
+    # Counts and logs the certificate problems the https handler flagged on a response.
+    "tianwang.middlewares.tlscheck.TLSCheckMiddleware": 960,
 }
 # No url length limit of Scrapy's own (its 2083 would drop links uncounted): the limit is
 # TIANWANG_MAX_URL_LENGTH, counted as tianwang/filter/url_length.
@@ -105,6 +107,8 @@ RETRY_EXCEPTIONS = [
     "builtins.OSError",
     "scrapy.core.downloader.handlers.http11.TunnelError",
 ]
+# https through a handler that checks certificates and fetches anyway (tianwang/tlscheck.py).
+DOWNLOAD_HANDLERS = {"https": "tianwang.tlscheck.TLSCheckDownloadHandler"}
 ITEM_PIPELINES = {
     # Change statistics before dedup: every visit is recorded, even of a page not stored
     # again; off unless TIANWANG_CHANGES (the refresh spider turns it on).
@@ -146,6 +150,10 @@ TIANWANG_PROXY = ""
 TIANWANG_MAX_PAGE_BYTES = 10 * 1024 * 1024
 # Refuse hosts on a port other than 80 (443 for https): test servers, as seed 004 found.
 TIANWANG_DROP_OTHER_PORTS = True
+# Check https certificates (chain, dates, name); a failure is counted and the page fetched.
+TIANWANG_TLS_CHECK = True
+# A PEM file of CA certificates trusted besides the system's (e.g. the test web's --ca-file).
+TIANWANG_CA_FILE = ""
 # Refuse hosts whose first label starts with a digit (seed 004: mostly generated spam hosts).
 TIANWANG_DROP_DIGIT_HOSTS = True
 # File of spam domains (each also refusing its subdomains) and host regexes; "" for none.

@@ -52,15 +52,18 @@ class Scanned(NamedTuple):
     crc: int  # crc32 of the record's bytes: tells apart two records of one url and body
 
 
-def body_md5(data: bytes) -> bytes:
+def body_md5(data: bytes | mmap.mmap, begin: int = 0, end: int | None = None) -> bytes:
     """MD5 digest of the body a record's DATA carries: what follows the first blank line
     (CRLF CRLF or LF LF, whichever comes first, as parse_http_response splits) when DATA
     starts with "HTTP/"; all of DATA otherwise. The head is not parsed further: the writer
-    checked it, and `tianwang records verify` reports one that is malformed.
+    checked it, and `tianwang records verify` reports one that is malformed. DATA may be
+    data[begin:end] of a larger buffer (the file's map).
     """
-    split = body_start(data) if data.startswith(b"HTTP/") else None
+    end = len(data) if end is None else end
+    split = body_start(data, begin, end) if data[begin : begin + 5] == b"HTTP/" else None
     # A memoryview hashes the body where it lies instead of copying it out first.
-    return hashlib.md5(data if split is None else memoryview(data)[split:]).digest()
+    with memoryview(data) as view:
+        return hashlib.md5(view[begin if split is None else split : end]).digest()
 
 
 def scan_file(
@@ -113,15 +116,20 @@ def _fast_record(buf: mmap.mmap, offset: int, size: int) -> Scanned | None:
     if framed is None:
         return None
     fields, start, end = framed
-    raw = buf[offset:end]
-    data = raw[start - offset : -1]
-    if b"unzip-length" in fields:
-        data = _inflate(data, _number(fields[b"unzip-length"]))
-        if data is None:
-            return None
+    # The record is read where it lies in the map, not copied out: copies of an 11 MB DATA
+    # beside the map's own pages would take a reader over twice the page limit.
+    with memoryview(buf) as view:
+        crc = libdeflate.crc32(view[offset:end])
+        if b"unzip-length" in fields:
+            data = _inflate(view[start : end - 1], _number(fields[b"unzip-length"]))
+            if data is None:
+                return None
+            md5 = body_md5(data)
+        else:
+            md5 = body_md5(buf, start, end - 1)
     url = fields[b"url"].decode("utf-8", "surrogateescape")
     date = fields.get(b"date", b"").decode("utf-8", "surrogateescape")
-    return Scanned(offset, len(raw), url, date, body_md5(data), libdeflate.crc32(raw))
+    return Scanned(offset, end - offset, url, date, md5, crc)
 
 
 # The header as the writer lays it out (formats/record.py), matched in one step: most records
@@ -189,7 +197,7 @@ def _number(value: bytes | None) -> int | None:
     return number if number <= MAX_DATA else None
 
 
-def _inflate(stored: bytes, unzip_length: int | None) -> bytearray | None:
+def _inflate(stored: memoryview, unzip_length: int | None) -> bytearray | None:
     """DATA inflated, if it is exactly one whole zlib or gzip stream of unzip_length bytes.
 
     libdeflate inflates a whole buffer at once and stops at the end of the stream, saying
@@ -199,7 +207,7 @@ def _inflate(stored: bytes, unzip_length: int | None) -> bytearray | None:
     if unzip_length is None:
         return None
     try:
-        if stored.startswith(GZIP_MAGIC):
+        if stored[:2] == GZIP_MAGIC:
             # libdeflate sizes its buffer from the stream's own ISIZE: check it first.
             if int.from_bytes(stored[-4:], "little") != unzip_length & 0xFFFFFFFF:
                 return None
@@ -211,7 +219,7 @@ def _inflate(stored: bytes, unzip_length: int | None) -> bytearray | None:
             trailer = libdeflate.adler32(data).to_bytes(4, "big")
     except libdeflate.DeflateError:
         return None
-    good = len(data) == unzip_length and stored.endswith(trailer)
+    good = len(data) == unzip_length and stored[len(stored) - len(trailer) :] == trailer
     return data if good else None
 
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from tianwang.formats.http import parse_http_response
+from tianwang.formats.http import parse_http_head
 from tianwang.formats.linksfile import LINKS_FILE, prune_links
 from tianwang.formats.md5store import agree_indexes
 from tianwang.formats.pagefile import repair_file
@@ -117,8 +117,8 @@ class _Damage:
 
 def _ls_line(root: Path, path: Path, record: Record) -> str:
     try:
-        message = record.http
-        status, body = str(message.status), str(len(message.body))
+        message, start = parse_http_head(record.data)
+        status, body = str(message.status), str(len(record.data) - start)
     except ValueError:  # a record whose DATA is not HTTP is still listed; verify flags it
         status = body = "-"
     relative = path.relative_to(root).as_posix()
@@ -186,7 +186,7 @@ def _last_match(paths: Iterable[Path], url: str) -> Record | None:
 def _print_record(record: Record, body_only: bool) -> int:
     if body_only:
         try:
-            _out(record.http.body)
+            _out(memoryview(record.data)[parse_http_head(record.data)[1] :])
         except ValueError as exc:
             _err(f"records cat: record at offset {record.offset} has no HTTP body: {exc}")
             return 1
@@ -239,7 +239,7 @@ def _verify_file(root: Path, path: Path) -> tuple[int, int]:
 
 def _record_problem(root: Path, path: Path, record: Record) -> str | None:
     try:
-        parse_http_response(record.data)
+        parse_http_head(record.data)  # checks the head; the body is not copied out to check it
     except ValueError as exc:
         return f"DATA is not an HTTP response: {exc}"
     try:

@@ -26,6 +26,9 @@ def register(subparsers: Any) -> None:
     )
     serve.add_argument("--port", type=_port, default=0, help="port to listen on (default 0: any)")
     serve.add_argument("--access-log", metavar="FILE", help="append one JSON line per request")
+    serve.add_argument("--ca-file", metavar="FILE",
+                       help="with --https: write the test CA's certificate (PEM) here, for "
+                       "a crawl's TIANWANG_CA_FILE")
     serve.set_defaults(func=run_serve)
 
     truth = commands.add_parser("truth", help="print the ground truth as JSON lines")
@@ -99,6 +102,16 @@ def _web_options(parser: argparse.ArgumentParser, required: bool = True) -> None
         help="serve the collection host list's names too (aliases, unreachable, families; "
         "`testweb collection`); implies --junk, ignores --mirrors and --changing",
     )
+    parser.add_argument(
+        "--https",
+        nargs="?",
+        const="mixed",
+        choices=("mixed", "all"),
+        help="hosts over https too (through CONNECT): https only, http->https 301, both, "
+        "and expired, self-signed or wrong-name certificates; `--https all`: every host "
+        "https only, valid certificates (a benchmark's https side); not with --junk, "
+        "--mirrors, --changing",
+    )
 
 
 def positive_int(text: str) -> int:
@@ -131,7 +144,8 @@ def _web(args: argparse.Namespace) -> SyntheticWeb:
     return SyntheticWeb(args.seed, args.hosts, args.max_pages, junk=args.junk,
                         mirrors=args.mirrors, changing=args.changing,
                         protocols=getattr(args, "protocols", False),
-                        hidden_roots=args.hidden_roots)
+                        hidden_roots=args.hidden_roots,
+                        https={None: False, "mixed": True}.get(args.https, args.https))
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -150,7 +164,7 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"tianwang testweb serve: {exc}", file=sys.stderr)
         return 2
     try:
-        return serve(web, port=args.port, access_log=args.access_log)
+        return serve(web, port=args.port, access_log=args.access_log, ca_file=args.ca_file)
     except CannotListenError as exc:
         print(
             f"tianwang testweb serve: cannot listen on 127.0.0.1:{args.port}: {exc.socketError}",
@@ -167,7 +181,7 @@ def _served_web(args: argparse.Namespace) -> Any:
             raise ValueError("the following arguments are required: --seed, --hosts (or --graph)")
         return _web(args)
     collection = getattr(args, "collection", False)  # an option of issue 9's
-    if (synthetic or args.junk or args.mirrors or args.changing or collection
+    if (synthetic or args.junk or args.mirrors or args.changing or collection or args.https
             or getattr(args, "hidden_roots", False)):
         raise ValueError("--graph serves a recorded graph: no --seed, --hosts, --junk, "
                          "--mirrors, --changing, --hidden-roots or --collection with it")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 
 # The stored body is de-chunked, so this would describe framing that is not there. A
@@ -80,40 +80,51 @@ def _keep_header(name: bytes, value: bytes, body_length: int) -> bool:
 
 def parse_http_response(data: bytes) -> HttpMessage:
     """Split DATA into status line, headers and body; ValueError if it is not a response."""
+    message, start = parse_http_head(data)
+    return replace(message, body=data[start:])
+
+
+def parse_http_head(data: bytes) -> tuple[HttpMessage, int]:
+    """parse_http_response without copying the body out (a page may be 10 MiB): the message
+    with an empty body, and where the body starts in data. ValueError as parse_http_response."""
     if not data.startswith(b"HTTP/"):
         raise ValueError(f"DATA does not start with an HTTP status line: {data[:40]!r}")
-    head, body = _split_head(data)
+    head, start = _split_head(data)
     status_line, *header_lines = [line.rstrip(b"\r") for line in head.split(b"\n")]
     match = _STATUS_LINE.match(status_line)
     if match is None:
         raise ValueError(f"bad HTTP status line: {status_line[:80]!r}")
     protocol, status, reason = match.groups()
-    return HttpMessage(
+    message = HttpMessage(
         protocol=protocol.decode("latin-1"),
         status=int(status),
         reason=(reason or b"").decode("latin-1"),
         headers=_parse_headers(header_lines),
-        body=body,
+        body=b"",
     )
+    return message, start
 
 
-def body_start(data: bytes) -> int | None:
+def body_start(data: bytes, begin: int = 0, end: int | None = None) -> int | None:
     """Where an HTTP message's body starts: after its first blank line, CRLF CRLF or LF LF,
     whichever comes first (our writer uses CRLF; LF-only heads come from older tools). None
-    when there is no blank line."""
-    crlf = data.find(b"\r\n\r\n")
-    lf = data.find(b"\n\n", 0, crlf + 1) if crlf >= 0 else data.find(b"\n\n")
+    when there is no blank line. The message may be data[begin:end] of a larger buffer (an
+    mmap, searched where it lies)."""
+    end = len(data) if end is None else end
+    crlf = data.find(b"\r\n\r\n", begin, end)
+    lf = data.find(b"\n\n", begin, crlf + 1 if crlf >= 0 else end)
     if lf >= 0:
         return lf + 2
     return crlf + 4 if crlf >= 0 else None
 
 
-def _split_head(data: bytes) -> tuple[bytes, bytes]:
+def _split_head(data: bytes) -> tuple[bytes, int]:
+    """The head (without its blank line) and where the body starts."""
     start = body_start(data)
     if start is None:
         raise ValueError("no blank line after the HTTP headers")
     head_end = start - 4 if data.startswith(b"\r\n\r\n", start - 4) else start - 2
-    return data[:head_end], data[start:]
+    return data[:head_end], start
 
 
 def _parse_headers(lines: list[bytes]) -> list[tuple[str, str]]:

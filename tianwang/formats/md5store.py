@@ -31,6 +31,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+from tianwang.formats.http import parse_http_head
 from tianwang.formats.lines import encode_line, prune_lines
 from tianwang.formats.mirrors import MIRRORS_FILE, MirrorTable
 from tianwang.formats.record import Record, RecordError, check_file, iter_records
@@ -203,8 +204,8 @@ class MD5Store:
             damaged += lost
             if record is None:
                 continue
-            try:
-                body = record.http.body
+            try:  # the body hashed where it lies in DATA, not copied out
+                body = memoryview(record.data)[parse_http_head(record.data)[1] :]
             except ValueError:  # DATA that is not an HTTP response: no body to dedup
                 continue
             self._db.execute("INSERT OR IGNORE INTO bodies VALUES (?, ?)",

@@ -26,6 +26,11 @@ CHUNK = 1 << 20
 # (TIANWANG_MAX_PAGE_BYTES, 10 MiB by default) plus 1 MiB for the status line and headers;
 # the writer refuses to write more, so every record written can be read back.
 MAX_DATA = 11 * (1 << 20)
+# What a reader holds at once of a compressed record: its stored bytes and DATA inflated.
+# The writer stores DATA as it is (no unzip-length) when zlib would leave more than this, so
+# that reading back the biggest page costs under 2 x TIANWANG_MAX_PAGE_BYTES at its default
+# (an 11 MiB DATA is compressed if it shrinks to 7 MiB; HTML shrinks to a third or less).
+MAX_HELD = 18 * (1 << 20)
 # Where a damaged record's span ends: the next "version:" that starts a record that reads.
 BOUNDARY = b"version:"
 
@@ -96,6 +101,8 @@ def encode_record(
     if len(data) > MAX_DATA:  # no reader would take it back: refuse it here, nothing written
         raise ValueError(f"DATA of {len(data)} bytes is over the record limit of {MAX_DATA}")
     stored = zlib.compress(data, level) if compress else data
+    if len(stored) > MAX_DATA or len(stored) + len(data) > MAX_HELD:
+        compress, stored = False, data  # zlib saves too little to be worth the reader's memory
     fields = header_fields(record)
     if compress:
         fields.append(("unzip-length", str(len(data))))
@@ -324,11 +331,17 @@ def _number(fields: dict[str, str], name: str, limit: int) -> int:
 
 
 def _read_exact(file: BinaryIO, length: int) -> bytes:
-    # Chunked, so a corrupt length of a terabyte costs one pass, not a terabyte allocation.
-    parts = []
-    left = length
+    # Up to MAX_DATA in one read, so DATA is allocated once; more (a caller lifted the
+    # limit) in chunks, so a corrupt length of a terabyte costs one pass, not a terabyte
+    # allocation. A raw file or a pipe may return less than asked: the rest is read on.
+    step = length if length <= MAX_DATA else CHUNK
+    data = file.read(step)
+    if len(data) == length or not data:
+        return data
+    parts = [data]
+    left = length - len(data)
     while left > 0:
-        chunk = file.read(min(left, CHUNK))
+        chunk = file.read(min(left, step))
         if not chunk:
             break
         parts.append(chunk)
@@ -345,23 +358,77 @@ def _expect_newline(file: BinaryIO) -> None:
 
 
 def _inflate(stored: bytes, unzip_length: int) -> bytes:
-    """zlib (what Tianwang readers expect) or gzip (what the paper says), checked for size."""
-    inflater = zlib.decompressobj(31 if stored.startswith(GZIP_MAGIC) else 15)
+    """zlib (what Tianwang readers expect) or gzip (what the paper says), checked for size.
+
+    A DATA over CHUNK is inflated twice: first in CHUNK steps, output thrown away, to learn
+    that the stream stops within unzip-length and ends where DATA does; then in one
+    allocation of that size. A single bounded pass (decompressobj with max_length) would
+    gather its output in blocks and join them: twice the page in memory at once.
+    """
+    wbits = 31 if stored.startswith(GZIP_MAGIC) else 15
     try:
-        # One byte over the promised size (itself under the limit) is enough to tell it
-        # lied; no bomb gets inflated further.
-        data = inflater.decompress(stored, unzip_length + 1)
+        if unzip_length <= CHUNK:
+            data = _inflate_checked(stored, wbits, unzip_length)
+        else:
+            size = _check_stream(stored, wbits, unzip_length)
+            _check_size(size, unzip_length)  # before allocating: the header may lie upward
+            data = zlib.decompress(stored, wbits, size)
     except zlib.error as exc:
         raise _Malformed(f"bad compressed DATA: {exc}") from None
+    _check_size(len(data), unzip_length)
+    return data
+
+
+def _check_size(size: int, unzip_length: int) -> None:
+    if size != unzip_length:
+        raise _Malformed(f"DATA inflates to {size} bytes, unzip-length says {unzip_length}")
+
+
+def _inflate_checked(stored: bytes, wbits: int, unzip_length: int) -> bytes:
+    inflater = zlib.decompressobj(wbits)
+    # One byte over the promised size (itself under the limit) is enough to tell it lied;
+    # no bomb gets inflated further.
+    data = inflater.decompress(stored, unzip_length + 1)
     if len(data) > unzip_length:
         raise _Malformed(f"DATA inflates to more than unzip-length {unzip_length}")
+    _check_end(inflater, bool(inflater.unused_data))
+    return data
+
+
+def _check_stream(stored: bytes, wbits: int, unzip_length: int) -> int:
+    """The size stored inflates to; _Malformed unless it is one whole stream of at most
+    unzip_length bytes. Never more than CHUNK of output (nor of input) held at once."""
+    inflater = zlib.decompressobj(wbits)
+    view = memoryview(stored)
+    size = 0
+    for start in range(0, len(view), CHUNK):
+        pending = view[start : start + CHUNK]
+        # An empty tail with a full output step may leave output inside zlib: the next
+        # piece (or the drain below) takes it out.
+        while pending and not inflater.eof:
+            size += len(inflater.decompress(pending, CHUNK))
+            if size > unzip_length:
+                raise _Malformed(f"DATA inflates to more than unzip-length {unzip_length}")
+            pending = inflater.unconsumed_tail
+        if inflater.eof:
+            _check_end(inflater, bool(inflater.unused_data) or start + CHUNK < len(view))
+            return size
+    while not inflater.eof:
+        step = len(inflater.decompress(b"", CHUNK))
+        size += step
+        if size > unzip_length:
+            raise _Malformed(f"DATA inflates to more than unzip-length {unzip_length}")
+        if not step:
+            break
+    _check_end(inflater, False)
+    return size
+
+
+def _check_end(inflater: zlib._Decompress, trailing: bool) -> None:
     if not inflater.eof:
         raise _Malformed("compressed DATA ends before its stream does")
-    if inflater.unused_data:
+    if trailing:
         raise _Malformed("bytes after the end of the compressed DATA")
-    if len(data) != unzip_length:
-        raise _Malformed(f"DATA inflates to {len(data)} bytes, unzip-length says {unzip_length}")
-    return data
 
 
 def _make_record(fields: dict[str, str], data: bytes) -> Record:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from warcio.warcwriter import WARCWriter
 
-from tianwang.formats.http import parse_http_response
+from tianwang.formats.http import parse_http_head
 from tianwang.formats.record import OnDamage, Record, RecordError
 from tianwang.formats.store import iter_tree
 
@@ -91,7 +91,7 @@ def _write_all(
     count = 0
     for path, record in iter_tree(data_dir, on_damage=on_damage):
         try:
-            parse_http_response(record.data)  # warcio's own error would not say where
+            parse_http_head(record.data)  # warcio's own error would not say where
             write_record(writer, record)  # a bad date is found before anything is written
         except ValueError as exc:
             error = RecordError(str(path), record.offset, str(exc))

@@ -91,7 +91,17 @@ class FailureMiddleware:
             self.dead_hosts.add(_host(request))
         self.stats.inc_value(f"tianwang/error/{reason}")
         self.once(request, reason, f"{type(exception).__name__}: {exception}"[:200])
-        raise IgnoreRequest(f"download failed: {reason}")
+        raise DownloadFailed(reason)
+
+
+class DownloadFailed(IgnoreRequest):
+    """A download the web failed (timeout, refused, DNS...), counted and logged here: still an
+    IgnoreRequest for the spider, but a caller that must tell "no answer" from "refused by a
+    filter" (robots.txt: unreachable means wait, not allow all) can catch it first."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"download failed: {reason}")
+        self.reason = reason
 
 
 def _host(request: Request) -> str:

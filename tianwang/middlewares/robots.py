@@ -47,6 +47,7 @@ from twisted.internet import defer, task
 
 from tianwang import meta
 from tianwang.config import SettingError, get_int
+from tianwang.middlewares.failures import DownloadFailed
 
 logger = logging.getLogger(__name__)
 
@@ -198,6 +199,8 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         self._stats.inc_value("robotstxt/request_count")
         try:
             response = await self.crawler.engine.download_async(robots_request)
+        except DownloadFailed as exc:  # no answer, counted by FailureMiddleware: unavailable
+            self._failed(robots, origin, str(exc))
         except IgnoreRequest:  # refused by a filter: as Scrapy does, no rules
             self._read(robots, None)
         except Exception as exc:  # no answer: unavailable

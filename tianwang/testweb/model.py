@@ -7,53 +7,30 @@ so what is served and what truth() says cannot drift apart. Everything follows f
 
 from __future__ import annotations
 
-import hashlib
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from tianwang.testweb import render
 from tianwang.testweb.names import host_name
-from tianwang.testweb.response import Response
-from tianwang.testweb.sitebuilder import Entry, Site, SiteBuilder
+from tianwang.testweb.response import (
+    LRU,
+    Response,
+    entry_response,
+    status_response,
+    truth_record,
+)
+from tianwang.testweb.sitebuilder import Site, SiteBuilder
 
 if TYPE_CHECKING:
     from tianwang.testweb.changing import Changes
     from tianwang.testweb.hiddenroot import HiddenRoots
+    from tianwang.testweb.https import HttpsWeb
     from tianwang.testweb.junk import JunkWeb
     from tianwang.testweb.mirrorsites import Mirrors
     from tianwang.testweb.protocols import ProtocolWeb
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class LRU(Generic[K, V]):
-    """A small least-recently-used map: hosts and bodies are cached, not kept forever."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._items: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        value = self._items.get(key)
-        if value is not None:
-            self._items.move_to_end(key)
-        return value
-
-    def put(self, key: K, value: V) -> V:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        if len(self._items) > self.capacity:
-            self._items.popitem(last=False)
-        return value
-
-    def __len__(self) -> int:
-        return len(self._items)
-
 
 class SyntheticWeb:
     """`hosts` sites, built lazily: constructing even a 5,000-host web builds no site."""
@@ -61,7 +38,8 @@ class SyntheticWeb:
     def __init__(self, seed: int, hosts: int, max_pages: int = 300, *,
                  host_cache: int = 8192, response_cache: int = 4096, junk: bool = False,
                  mirrors: bool = False, changing: bool = False,
-                 protocols: bool = False, hidden_roots: bool = False) -> None:
+                 protocols: bool = False, hidden_roots: bool = False,
+                 https: bool | str = False) -> None:
         if hosts < 1:
             raise ValueError(f"hosts must be >= 1, got {hosts}")
         if max_pages < 1:
@@ -99,6 +77,15 @@ class SyntheticWeb:
             from tianwang.testweb.hiddenroot import HiddenRoots
 
             self.hidden_roots = HiddenRoots(seed)
+        # Opt-in https: per host its schemes and certificate case (tianwang/testweb/https.py).
+        self.https: HttpsWeb | None = None
+        if https:
+            if junk or mirrors or changing:
+                raise ValueError("--https goes with none of --junk, --mirrors, --changing")
+            from tianwang.testweb.https import HttpsWeb
+
+            only = "https" if https == "all" else None  # "all": every host https only
+            self.https = HttpsWeb(seed, self.hosts, self._base_site, response_cache, only)
 
     @cached_property
     def hosts(self) -> list[str]:
@@ -109,6 +96,8 @@ class SyntheticWeb:
         return {host: index for index, host in enumerate(self.hosts)}
 
     def homepages(self) -> list[str]:
+        if self.https is not None:
+            return [self.https.homepage(host) for host in self.hosts]
         return [f"http://{host}/" for host in self.hosts]
 
     def site(self, host: str | int) -> Site:
@@ -143,6 +132,8 @@ class SyntheticWeb:
         return response
 
     def _respond(self, url: str) -> Response:
+        if self.https is not None:
+            return self.https.respond(url)
         junk = self.junk.respond(url) if self.junk else None
         if junk is not None:
             return junk
@@ -153,15 +144,15 @@ class SyntheticWeb:
             port = -1
         index = self._index.get(parts.hostname or "")
         if parts.scheme != "http" or port not in (None, 80) or index is None:
-            return _status_response(502, parts.path or "/")
+            return status_response(502, parts.path or "/")
         site = self.site(index)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         entry = site.entries.get(f"http://{site.host}{path}")
         if entry is None:
-            return _status_response(404, path)
+            return status_response(404, path)
         if entry.kind == "copy" and self.mirrors is not None:
             return self.respond(self.mirrors.copy_of[entry.url])  # the original's, verbatim
-        response = _entry_response(site, entry)
+        response = entry_response(site, entry)
         if self.junk and entry.kind == "home":
             response = replace(response, body=self.junk.decorate(index, response.body))
         return response
@@ -172,6 +163,9 @@ class SyntheticWeb:
         bodies=False leaves out `bytes` and `md5`, which cost most of the time: the url
         graph of a few thousand hosts is then walked in seconds.
         """
+        if self.https is not None:
+            yield from self.https.truth(bodies)
+            return
         for index in range(self.host_count):
             site = self._sites.get(index) or self._build(index)
             home = f"http://{site.host}/"
@@ -189,35 +183,3 @@ class SyntheticWeb:
             yield from self.junk.truth(bodies)
         if self.protocols is not None:
             yield from self.protocols.truth()
-
-
-def truth_record(site: Site, entry: Entry, bodies: bool = True) -> dict[str, Any]:
-    record = {
-        "url": entry.url,
-        "host": site.host,
-        "status": entry.status,
-        "content_type": entry.mime,
-        "links": list(dict.fromkeys(entry.links)),
-        "kind": entry.kind,
-        "location": entry.location,
-        "charset": entry.charset,
-        "robots_allowed": entry.robots_allowed,
-        "distance": entry.distance,
-    }
-    if bodies:
-        body = render.body(site, entry)
-        record["bytes"] = len(body)
-        record["md5"] = hashlib.md5(body).hexdigest()
-    return record
-
-
-def _entry_response(site: Site, entry: Entry) -> Response:
-    headers = [("Content-Type", render.content_type(entry))]
-    if entry.location is not None:
-        headers.append(("Location", entry.location))
-    return Response(entry.status, headers, render.body(site, entry))
-
-
-def _status_response(status: int, path: str) -> Response:
-    headers = [("Content-Type", "text/html; charset=utf-8")]
-    return Response(status, headers, render.status_page(status, path))

@@ -17,7 +17,7 @@ showing one thing a crawler must honour:
   gzip file that inflates to 32 MB;
 - www.zhongwen.cn: charsets: GB2312 declared but GB18030 used, a charset only in <meta>, a
   UTF-8 BOM under a header that says otherwise;
-- www.squeeze.org: bodies sent gzip, deflate and br encoded.
+- www.squeeze.org: bodies sent gzip, deflate, br and zstd encoded.
 
 The server keeps one piece of state: how often each url was asked for (first-time answers).
 truth() gives, per url, "fetched": whether a crawl with sitemaps off fetches it, and
@@ -99,7 +99,8 @@ CHARSET_PAGES = (
     ("/bom.html", "text/html; charset=iso-8859-1", "utf-8", "", b"\xef\xbb\xbf",
      ["/简体/中文.html"]),
 )
-ENCODED_PAGES = {"/": "gzip", "/deflate.html": "deflate", "/br.html": "br"}
+ENCODED_PAGES = {"/": "gzip", "/deflate.html": "deflate", "/br.html": "br",
+                 "/zstd.html": "zstd"}
 
 
 class ProtocolWeb:
@@ -295,6 +296,18 @@ def _encode(body: bytes, coding: str) -> bytes:
         return gzip.compress(body)
     if coding == "deflate":
         return zlib.compress(body)
+    if coding == "zstd":
+        return _zstd().compress(body)
     import brotli  # Scrapy's own choice for br; only the test web needs it here
 
     return brotli.compress(body)
+
+
+def _zstd():  # type: ignore[no-untyped-def]
+    """The zstd module Scrapy decodes with: the standard library's from Python 3.14, else
+    backports.zstd (a dependency of Scrapy 2.19)."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+    except ImportError:
+        from backports import zstd  # type: ignore[import-not-found,no-redef]
+    return zstd

@@ -112,7 +112,7 @@ def _html(site: Site, entry: Entry, rng: Draws) -> bytes:
     """Head, nav links, text, the content links in two blocks, more text, footer."""
     charset = entry.charset or "utf-8"
     title = pick(rng, ANCHOR_TEXTS)
-    base = f"http://{site.host}"
+    base = entry.url[: entry.url.index("/", 8)]  # scheme and host: https pages too (https.py)
     anchors = [_anchor(site, entry, rng, base, url) for url in entry.links]
     first, second = _run(rng, charset, "html")
     nav = 3 if entry.kind == "home" and rng.random() < 0.3 else 0

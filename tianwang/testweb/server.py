@@ -13,7 +13,7 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import IO
+from typing import IO, Any
 
 from twisted.web import resource, server
 from twisted.web.server import Request
@@ -143,7 +143,8 @@ def request_url(request: Request) -> str:
     if target.startswith(("http://", "https://")):
         return target.split("#", 1)[0]
     host = (request.getHeader(b"host") or b"").decode("latin-1")
-    return f"http://{host}{target}"
+    scheme = "https" if request.isSecure() else "http"  # inside a CONNECT tunnel (tunnel.py)
+    return f"{scheme}://{host}{target}"
 
 
 class QuietSite(server.Site):
@@ -153,13 +154,27 @@ class QuietSite(server.Site):
         return None
 
 
-def serve(web: SyntheticWeb, port: int = 0, access_log: str | None = None) -> int:
-    """Listen on 127.0.0.1:port, print the address first on stdout, serve until a signal."""
+def serve(web: SyntheticWeb, port: int = 0, access_log: str | None = None,
+          ca_file: str | None = None) -> int:
+    """Listen on 127.0.0.1:port, print the address first on stdout, serve until a signal.
+
+    On an https web (web.https) the proxy also answers CONNECT (tunnel.py); the test CA's
+    certificate is written to ca_file first, if given.
+    """
     from twisted.internet import reactor
 
     log = AccessLog(access_log)
-    site = QuietSite(ProxyResource(web, log))
+    site: Any = QuietSite(ProxyResource(web, log))
     site.displayTracebacks = False
+    https = getattr(web, "https", None)
+    if https is not None:
+        from tianwang.testweb.tls import TestCA
+        from tianwang.testweb.tunnel import TunnelFactory
+
+        ca = TestCA()
+        if ca_file:
+            ca.write(ca_file)
+        site = TunnelFactory(site, ca, https, log)
     listening = reactor.listenTCP(port, site, interface="127.0.0.1")  # type: ignore[attr-defined]
     address = f"http://127.0.0.1:{listening.getHost().port}"
     print(address, flush=True)
