@@ -107,8 +107,8 @@ RETRY_EXCEPTIONS = [
     "builtins.OSError",
     "scrapy.core.downloader.handlers.http11.TunnelError",
 ]
-# https through a handler that checks certificates and fetches anyway (tianwang/tlscheck.py).
-DOWNLOAD_HANDLERS = {"https": "tianwang.tlscheck.TLSCheckDownloadHandler"}
+# https through a handler that checks certificates and fetches anyway (tianwang/tlshandler.py).
+DOWNLOAD_HANDLERS = {"https": "tianwang.tlshandler.TLSCheckDownloadHandler"}
 ITEM_PIPELINES = {
     # Change statistics before dedup: every visit is recorded, even of a page not stored
     # again; off unless TIANWANG_CHANGES (the refresh spider turns it on).

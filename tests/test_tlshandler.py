@@ -1,6 +1,6 @@
 """https end to end: a crawl of the --https test web (300 hosts of every kind) through its
 CONNECT proxy, checked against the truth and the access log; certificate problems are
-fetched anyway, counted once per host and logged once (tianwang/tlscheck.py)."""
+fetched anyway, counted once per host and logged once (tianwang/tlshandler.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tianwang.formats import iter_tree
 from tianwang.formats.linksfile import iter_pages
 from tianwang.formats.mirrors import iter_mirrors
 from tianwang.testweb.launcher import TestWebProcess, write_seeds
-from tianwang.tlscheck import TLSCheckConfig, reason_of
+from tianwang.tlshandler import TLSCheckConfig, reason_of
 from tianwang.urls import safe_url
 
 HTTPS_SEED, HTTPS_HOSTS, HTTPS_PAGES = 17, 300, 3
