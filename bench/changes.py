@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tianwang.analysis.blocks import block_links, content_hash, segment  # noqa: E402
-from tianwang.analysis.changes import (  # noqa: E402
+from tianwang.analysis.changerates import (  # noqa: E402
     age,
     estimate,
     freshness,
@@ -183,7 +183,7 @@ def estimators(n: int = 20, histories: int = 2000, seed: int = 1) -> None:
     import random
     import statistics
 
-    from tianwang.analysis.changes import bias_reduced_rate, mle_rate, naive_rate
+    from tianwang.analysis.changerates import bias_reduced_rate, mle_rate, naive_rate
 
     rng = random.Random(seed)
     grid = [0.1 * 50 ** (k / 11) for k in range(12)]

@@ -38,7 +38,7 @@ import redis  # noqa: E402
 from bench.crawl import COMMON, rate, run_crawl  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 from tianwang.distributed.bloom import BloomShape  # noqa: E402
-from tianwang.distributed.frontier import Push, RedisFrontier  # noqa: E402
+from tianwang.distributed.redisfrontier import Push, RedisFrontier  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess, write_seeds  # noqa: E402
 from tianwang.testweb.model import SyntheticWeb  # noqa: E402
 

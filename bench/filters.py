@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.crawl import COMMON, measured_run, rate  # noqa: E402
-from tianwang import settings as project  # noqa: E402
+from tianwang import default_settings as project  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess, write_seeds  # noqa: E402
 from tianwang.testweb.model import SyntheticWeb  # noqa: E402
 

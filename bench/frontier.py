@@ -31,11 +31,11 @@ sys.path.insert(0, str(ROOT))
 from scrapy import Request, Spider  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
 
+from tianwang.default_settings import TIANWANG_HOST_TURNS as TURNS  # noqa: E402
 from tianwang.frontier.dupefilter import BloomDupeFilter  # noqa: E402
 from tianwang.frontier.queue import FrontierQueue  # noqa: E402
+from tianwang.frontier.requestlog import MemoryStore, RequestLog  # noqa: E402
 from tianwang.frontier.scheduler import FrontierScheduler  # noqa: E402
-from tianwang.frontier.store import MemoryStore, RequestLog  # noqa: E402
-from tianwang.settings import TIANWANG_HOST_TURNS as TURNS  # noqa: E402
 from tianwang.urls import url_weight  # noqa: E402
 
 
@@ -131,7 +131,7 @@ def scheduler_rate(urls: list[str], jobdir: Path | None) -> tuple[float, float]:
 
 
 def _project_settings() -> dict:
-    import tianwang.settings as defaults
+    import tianwang.default_settings as defaults
 
     return {name: getattr(defaults, name) for name in dir(defaults) if name.isupper()}
 
@@ -198,7 +198,7 @@ def pending_rss(n: int) -> None:
 
 
 def _bloom() -> BloomDupeFilter:
-    import tianwang.settings as defaults
+    import tianwang.default_settings as defaults
 
     return BloomDupeFilter(defaults.TIANWANG_EXPECTED_URLS, defaults.TIANWANG_BLOOM_ERROR_RATE)
 

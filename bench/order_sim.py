@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.order import MARKS, Web  # noqa: E402
-from tianwang import settings  # noqa: E402
+from tianwang import default_settings as settings  # noqa: E402
 from tianwang.urls import url_weight  # noqa: E402
 
 Key = Callable[[str, int, int], tuple]  # (url, link depth, host turn) -> sort key

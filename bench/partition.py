@@ -38,8 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tianwang.analysis.partition import graph_stats, make_plan  # noqa: E402
 from tianwang.analysis.sitegraph import EDGES_FILE, PAGES_FILE  # noqa: E402
+from tianwang.analysis.sitepartition import graph_stats, make_plan  # noqa: E402
 
 STORED_KINDS = {"home", "html", "text"}
 DIR_EXPONENT = 1.2

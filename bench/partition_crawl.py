@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tianwang.analysis.partition import measures  # noqa: E402
+from tianwang.analysis.sitepartition import measures  # noqa: E402
 from tianwang.formats.partitionplan import dump_plan, load_plan  # noqa: E402
 from tianwang.formats.store import iter_tree  # noqa: E402
 from tianwang.testweb.graph import served_plan  # noqa: E402

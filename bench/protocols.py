@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import tianwang.settings as defaults  # noqa: E402
+import tianwang.default_settings as defaults  # noqa: E402
 from bench import crawl  # noqa: E402
 
 # The project's downloader middlewares less tianwang's two: Scrapy's RobotsTxtMiddleware (in

@@ -27,7 +27,7 @@ from tianwang.collection.sizefit import fit_sizes
 from tianwang.collection.stats import draw_plot
 from tianwang.testweb.layout import SIZE_EXPONENT
 from tianwang.testweb.model import SyntheticWeb
-from tianwang.testweb.site import SiteBuilder
+from tianwang.testweb.sitebuilder import SiteBuilder
 
 
 def model_sizes(seed: int, hosts: int, max_pages: int) -> list[int]:

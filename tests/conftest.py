@@ -123,9 +123,14 @@ def project_crawler(**overrides: object):
     """A Crawler with the project's settings (tianwang/settings.py) plus overrides."""
     from scrapy.utils.test import get_crawler
 
-    import tianwang.settings as defaults
+    import tianwang.default_settings as stack
+    import tianwang.settings as project
 
-    settings = {name: getattr(defaults, name) for name in dir(defaults) if name.isupper()}
+    settings = {name: getattr(project, name) for name in dir(project) if name.isupper()}
+    # The component lists as the project listed them before the add-on's defaults had their
+    # own module: by path, at project priority (the add-on keeps them and adds nothing).
+    components = ("DOWNLOADER_MIDDLEWARES", "ITEM_PIPELINES", "EXTENSIONS", "SPIDER_MIDDLEWARES")
+    settings.update({name: getattr(stack, name) for name in components})
     return get_crawler(settings_dict={**settings, **overrides})
 
 

@@ -1,4 +1,4 @@
-"""A Tianwang record reader written from the specification alone (DESIGN.md section 6).
+"""A Tianwang record reader written from the specification alone (docs/design.md section 6).
 
 Deliberately shares no code with tianwang.formats: if the project's writer drifts from the
 spec, this reader, not the project's own, is what notices.

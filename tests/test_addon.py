@@ -8,7 +8,7 @@ from scrapy.utils.test import get_crawler
 
 from tests.conftest import project_crawler
 from tianwang.config import SettingError, get_int
-from tianwang.frontier.config import FrontierConfig
+from tianwang.config.frontier import FrontierConfig
 from tianwang.spiders.site import SiteSpider
 from tianwang.verticals import VERTICALS
 

@@ -15,7 +15,7 @@ import pytest
 
 from tianwang.analysis.importance import Coefficients, importance, weight
 from tianwang.formats import Record, RecordStore, build_http_response
-from tianwang.formats.linkgraph import LinkGraphWriter
+from tianwang.formats.linksfile import LinkGraphWriter
 from tianwang.formats.mirrors import MirrorTable
 from tianwang.urls import url_host
 

@@ -59,7 +59,7 @@ def test_typed_two_class_frequencies_and_allocation() -> None:
 
 def test_due_with_types_keeps_a_busy_stable_page_out_of_f1() -> None:
     def rate(url: str, per_day: float) -> UrlRate:
-        from tianwang.analysis.changes import Estimate
+        from tianwang.analysis.changerates import Estimate
 
         return UrlRate(url, 0.0, False, Estimate(per_day, per_day, per_day, 5, 2), None,
                        None)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from tianwang.analysis.partition import measures
 from tianwang.analysis.partition_experiment import (
     FINDINGS,
     SiteRun,
@@ -18,6 +17,7 @@ from tianwang.analysis.partition_experiment import (
     trends,
 )
 from tianwang.analysis.sitegraph import SiteGraph
+from tianwang.analysis.sitepartition import measures
 
 H, X, Y, Z, W = ("http://s.test/", "http://s.test/a/x.html", "http://s.test/a/y.html",
                  "http://s.test/b/z.html", "http://s.test/b/w.html")

@@ -14,7 +14,7 @@ from tianwang.analysis.sitegraph import (
     read_recorded_graph,
     read_sites,
 )
-from tianwang.formats.linkgraph import LinkGraphWriter
+from tianwang.formats.linksfile import LinkGraphWriter
 
 
 def write_recorded(directory: Path, pages: list[tuple[int, str]], edges: list[tuple[int, int]],

@@ -19,7 +19,7 @@ from tianwang.formats.lines import iter_lines
 from tianwang.formats.record import Record
 from tianwang.formats.store import RecordStore, record_files
 from tianwang.testweb.model import SyntheticWeb
-from tianwang.testweb.site import SiteBuilder
+from tianwang.testweb.sitebuilder import SiteBuilder
 
 GROUP = 20  # seed 004: distinct sizes in groups of 20, 10 drawn from each
 

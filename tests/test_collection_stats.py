@@ -19,7 +19,7 @@ from tianwang.collection.sizefit import fit_sizes
 from tianwang.formats import Record, RecordStore, build_http_response, iter_tree, record_files
 from tianwang.testweb.layout import SIZE_EXPONENT, draw_size
 from tianwang.testweb.model import SyntheticWeb
-from tianwang.testweb.site import SiteBuilder
+from tianwang.testweb.sitebuilder import SiteBuilder
 
 DATE = "Sun, 22 Nov 2026 05:16:17 GMT"
 

@@ -31,7 +31,6 @@ NODES = 3
 STORAGE_ONLY = json.dumps(
     {
         "tianwang.pipelines.storage.TianwangStoragePipeline": 800,
-        "tianwang.distributed.pipelines.StoredMarkPipeline": 810,
     }
 )
 

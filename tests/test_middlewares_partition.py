@@ -11,19 +11,19 @@ from scrapy.http import HtmlResponse
 
 from tests.conftest import project_crawler
 from tests.test_share import PLAN_FILE
+from tianwang import signals
 from tianwang.middlewares.partition import PartitionMiddleware
 from tianwang.share import Share
 
 
 def opened(share: Share | None):
     """A crawler with the project's settings, its spider holding `share`, and its
-    PartitionMiddleware after spider_opened."""
+    PartitionMiddleware told the share."""
     crawler = project_crawler()
     crawler.spider = Spider("site")
-    crawler.spider.partition_share = share
     crawler.stats.open_spider()
     middleware = PartitionMiddleware.from_crawler(crawler)
-    middleware.spider_opened(crawler.spider)
+    crawler.signals.send_catch_log(signals.share_opened, share=share)  # as the spider opens
     return crawler, middleware
 
 

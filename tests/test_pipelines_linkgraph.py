@@ -10,7 +10,7 @@ from scrapy.exceptions import NotConfigured
 from tests.conftest import TestWeb, project_crawler, scrapy_crawl
 from tests.truth import reach
 from tianwang.formats import iter_tree
-from tianwang.formats.linkgraph import iter_edges, iter_pages, out_links
+from tianwang.formats.linksfile import iter_edges, iter_pages, out_links
 from tianwang.formats.mirrors import iter_mirrors
 from tianwang.items import PageItem
 from tianwang.pipelines.linkgraph import LinkGraphPipeline

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tianwang.analysis.partition import Plan
+from tianwang.analysis.sitepartition import Plan
 from tianwang.formats.partitionplan import PlanFile, SitePlan, dump_plan
 from tianwang.share import Share, ShareError, load_share
 

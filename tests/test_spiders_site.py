@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import TestWeb, scrapy_crawl, tianwang_cli
 from tests.spec_reader import http_parts, read_records
 from tests.truth import host_of, is_stored_page, load_truth, reach
-from tianwang import settings as project_settings
+from tianwang import default_settings as project_settings
 from tianwang.testweb.launcher import TestWebProcess, write_seeds
 from tianwang.testweb.model import SyntheticWeb
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tests.conftest import tianwang_cli
 from tests.spec_reader import http_parts
-from tianwang.formats.linkgraph import out_links
+from tianwang.formats.linksfile import out_links
 from tianwang.testweb import protocols as web
 from tianwang.testweb.protocols import ENCODED_PAGES, ProtocolWeb
 

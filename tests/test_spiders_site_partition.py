@@ -22,7 +22,7 @@ from tests.test_scrapyd import (  # noqa: F401 - scrapyd is a fixture
     wait_for_job,
 )
 from tests.test_spiders_site import small_web  # noqa: F401 - a fixture: 12 hosts, 30 pages
-from tianwang.analysis.partition import (
+from tianwang.analysis.sitepartition import (
     Plan,
     crawl_share,
     graph_stats,

@@ -16,7 +16,7 @@ from tests.protocols_crawl import (
     SITEMAP_MAX_URLS,
 )
 from tianwang.formats.history import HistoryStore
-from tianwang.formats.linkgraph import iter_pages
+from tianwang.formats.linksfile import iter_pages
 from tianwang.items import SitemapLastmodItem
 from tianwang.pipelines.changes import w3c_datetime
 from tianwang.spiders.sitemaps import SITEMAP_META, SitemapConfig, SitemapReader

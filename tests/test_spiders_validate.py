@@ -87,7 +87,7 @@ def test_each_homepage_is_asked_once_and_a_failing_one_twice_in_all(
 
 def test_settings_map_to_scrapys_own() -> None:
     settings = Settings()
-    settings.setmodule("tianwang.settings", priority="project")
+    settings.setmodule("tianwang.default_settings", priority="project")
     ValidateSpider.update_settings(settings)
     assert settings.getint("DOWNLOAD_TIMEOUT") == 20
     assert settings.getint("RETRY_TIMES") == 1  # wget -t 2: one retry after the first try
@@ -104,7 +104,7 @@ def test_settings_map_to_scrapys_own() -> None:
 def test_tries_count_every_fetch_and_the_old_name_is_refused(name: str, value: int,
                                                              message: str) -> None:
     settings = Settings()
-    settings.setmodule("tianwang.settings", priority="project")
+    settings.setmodule("tianwang.default_settings", priority="project")
     settings.set(name, value, priority="cmdline")
     with pytest.raises(SettingError, match=message):
         ValidateSpider.update_settings(settings)

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import CHANGING_HOSTS, CHANGING_PAGES, CHANGING_SEED, TestWeb, advance_clock
 from tianwang.testweb.changing import CLOCK_START, DAY, LATEST, NEW_PER_CHANGE
-from tianwang.testweb.mirrors import links_in
+from tianwang.testweb.mirrorsites import links_in
 from tianwang.testweb.model import SyntheticWeb
 
 ARGS = (CHANGING_SEED, CHANGING_HOSTS, CHANGING_PAGES)

@@ -16,8 +16,8 @@ import pytest
 from tests.conftest import TestWeb, scrapy_crawl, serve_graph, tianwang_cli, write_graph
 from tests.test_spiders_site import read_tree
 from tests.truth import reach
-from tianwang.analysis.partition import Plan
 from tianwang.analysis.sitegraph import GraphDirError
+from tianwang.analysis.sitepartition import Plan
 from tianwang.formats.partitionplan import PlanFile, SitePlan
 from tianwang.testweb.graph import GraphWeb, served_plan, served_url
 from tianwang.testweb.launcher import TestWebProcess

@@ -1,7 +1,7 @@
 """The synthetic web's model and its ground truth, checked against the seeds' figures.
 
 Every figure here is computed in the test from the truth records (path keys, depths, the
-log-log fit), following DESIGN.md, not with the model's own helpers.
+log-log fit), following docs/design.md, not with the model's own helpers.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def split(url: str) -> tuple[str, str]:
 
 @functools.cache
 def path_key(url: str) -> str:
-    """DESIGN.md section 4: host + "/" + first segment if it is a directory, else host + "/"."""
+    """docs/design.md 4: host + "/" + first segment if it is a directory, else host + "/"."""
     host, path = split(url)
     segments = path.split("/")
     first = segments[1] if len(segments) > 2 else ""
@@ -53,7 +53,7 @@ def path_key(url: str) -> str:
 
 
 def depth(url: str) -> int:
-    """DESIGN.md section 2: slashes in the path after removing one trailing slash."""
+    """docs/design.md section 2: slashes in the path after removing one trailing slash."""
     path = split(url)[1]
     return path[:-1].count("/") if path.endswith("/") else path.count("/")
 

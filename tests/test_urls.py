@@ -109,9 +109,9 @@ def test_canonical_url_is_w3libs_form_with_the_default_port_read_as_none(
     assert canonical_url(f"http://{netloc}/{rest}") == expected
 
 
-# --- URL weight, directory depth, URL type, path key (DESIGN.md sections 2 and 4) ---------
+# --- URL weight, directory depth, URL type, path key (docs/design.md sections 2 and 4) ---------
 
-# DESIGN.md section 2's table, as it stands there.
+# docs/design.md section 2's table, as it stands there.
 DESIGN_WEIGHTS = [
     ("http://www.25yi.com", 10),
     ("http://www.25yi.com/", 10),
@@ -335,7 +335,7 @@ def test_path_key_is_the_host_and_the_first_directory(parts: tuple[str, str, str
 
 
 def _path_key_by_urlsplit(url: str) -> str:
-    """path_key as DESIGN.md section 4 words it, through urlsplit alone (no fast path)."""
+    """path_key as docs/design.md section 4 words it, through urlsplit alone (no fast path)."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     if ":" in host:

@@ -5,16 +5,17 @@
 It sets, at add-on priority (so a project's own settings and the command line beat it), the
 frontier scheduler, the host and content filters, the dedup, storage and link graph
 pipelines, the settings check, the polite defaults and every TIANWANG_* default, all taken
-from tianwang/settings.py. A component the project already lists (even as None, to turn it
-off) is left as the project has it; a component list given on the command line (`-s
+from tianwang/default_settings.py. A component the project already lists (even as None, to
+turn it off) is left as the project has it; a component list given on the command line (`-s
 ITEM_PIPELINES={}`) or by the spider is taken as the whole list. BOT_NAME, SPIDER_MODULES,
 USER_AGENT and LOG_LEVEL stay the project's.
 
+The settings say what runs: SCHEDULER is the local frontier, or the Redis one when
+TIANWANG_REDIS_URL is set (unless the project chose its own SCHEDULER).
+
 Then it applies TIANWANG_VERTICAL, also at add-on priority: a vertical's value replaces a
 setting still at its tianwang default, and loses to one the project, the spider or the
-command line chose. tianwang/settings.py is both the stack's defaults and this project's
-own settings module (project priority); a project-priority value equal to the tianwang
-default counts as that default, or no vertical could change anything in this project.
+command line chose.
 
 Both run before the crawler is built (update_pre_crawler_settings) as well as in
 update_settings: Scrapy creates the spider, which reads its settings in from_crawler,
@@ -29,27 +30,25 @@ from typing import Any
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 from scrapy.utils.misc import load_object
 
-import tianwang.settings as defaults
+import tianwang.default_settings as defaults
 from tianwang.config import SettingError
+from tianwang.config.shared_crawl import is_shared
 from tianwang.verticals import VERTICALS
 
 logger = logging.getLogger(__name__)
 
 ADDON = SETTINGS_PRIORITIES["addon"]
 PROJECT = SETTINGS_PRIORITIES["project"]
-# The project's identity, its spiders and its log: not the stack's to set.
-PROJECT_OWN = frozenset(
-    {"BOT_NAME", "SPIDER_MODULES", "NEWSPIDER_MODULE", "USER_AGENT", "LOG_LEVEL", "ADDONS"}
+COMPONENT_DICTS = frozenset(
+    {"EXTENSIONS", "DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "ITEM_PIPELINES"}
 )
-COMPONENT_DICTS = frozenset({"EXTENSIONS", "DOWNLOADER_MIDDLEWARES", "ITEM_PIPELINES"})
-_MISSING = object()
 PRIORITY_NAMES = {priority: name for name, priority in SETTINGS_PRIORITIES.items()}
+REDIS_SCHEDULER = "tianwang.distributed.redisscheduler.RedisFrontierScheduler"
 
 
 def stack_defaults() -> dict[str, Any]:
-    """What the add-on sets: every setting of tianwang/settings.py but the project's own."""
-    names = [name for name in dir(defaults) if name.isupper() and name not in PROJECT_OWN]
-    return {name: getattr(defaults, name) for name in names}
+    """What the add-on sets: every setting of tianwang/default_settings.py."""
+    return {name: getattr(defaults, name) for name in dir(defaults) if name.isupper()}
 
 
 class Tianwang:
@@ -83,6 +82,8 @@ def apply_stack(settings: BaseSettings) -> None:
                 settings.setdefault_in_component_priority_dict(name, load_object(path), order)
         elif (settings.getpriority(name) or 0) < ADDON:
             settings.set(name, value, "addon")
+    if is_shared(settings) and (settings.getpriority("SCHEDULER") or 0) <= ADDON:
+        settings.set("SCHEDULER", REDIS_SCHEDULER, "addon")
 
 
 def known_verticals(settings: BaseSettings) -> dict[str, dict[str, Any]]:
@@ -122,8 +123,6 @@ def apply_vertical(settings: BaseSettings) -> tuple[list[str], list[str]]:
     applied, kept = [], []
     for key, value in vertical_profile(settings, str(name)).items():
         if _yields_to_vertical(settings, key):
-            if settings.getpriority(key) == PROJECT:
-                settings.delete(key, "project")
             settings.set(key, value, "addon")
             applied.append(key)
         else:
@@ -133,11 +132,8 @@ def apply_vertical(settings: BaseSettings) -> tuple[list[str], list[str]]:
 
 
 def _yields_to_vertical(settings: BaseSettings, key: str) -> bool:
-    priority = settings.getpriority(key) or 0
-    if priority <= ADDON:
-        return True
-    default = getattr(defaults, key, _MISSING) if key not in PROJECT_OWN else _MISSING
-    return priority == PROJECT and default is not _MISSING and _plain(settings[key]) == default
+    """A setting still at a default (Scrapy's or the add-on's) takes the vertical's value."""
+    return (settings.getpriority(key) or 0) <= ADDON
 
 
 def _plain(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""One crawler's share of a site partition plan: `-a partition=PLAN -a share=i` (DESIGN.md 9).
+"""One crawler's share of a site partition plan: `-a partition=PLAN -a share=i` (docs/design.md 9).
 
 Pure python. A share starts at every planned site's homepage and its own supplementary seeds,
 and may fetch any url except those in key paths the plan gives to other crawlers; hosts the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tianwang.analysis.partition import in_scope
+from tianwang.analysis.sitepartition import in_scope
 from tianwang.formats.partitionplan import PlanFile, PlanFileError, SitePlan, load_plan
 from tianwang.urls import url_host
 
@@ -30,9 +30,10 @@ class Share:
             return None
 
     def allows(self, url: str, redirected_from: str | None = None) -> bool:
-        """The scope rule. Every share may fetch a planned site's homepage (the seed the
-        paper gives every crawler), even when its path key is another share's key path, and
-        so where the homepage redirects to (`redirected_from`: the first url of the chain)."""
+        """The whole scope rule of a crawl, over every planned site: a url of no planned site
+        is allowed; a site's homepage (the seed the paper gives every crawler) and where it
+        redirects to (`redirected_from`: the first url of the chain) are every share's, even
+        in another share's key path; any other url goes by in_scope, the key-path half."""
         site = self.site(url)
         if site is None:
             return True

@@ -80,7 +80,7 @@ def canonical_url(url: str, encoding: str = "utf-8") -> str:
     return (match.group(1) or match.group(2)) + url[match.end():]
 
 
-# --- URL weight, directory depth, URL type, path key (DESIGN.md sections 2 and 4) ---------
+# --- URL weight, directory depth, URL type, path key (docs/design.md sections 2 and 4) ---------
 #
 # These take a url as a string and split it by hand: url_weight runs once per enqueued
 # request (about 1.7 us here), and urlsplit alone costs twice that on a url it has not cached.
@@ -157,7 +157,7 @@ def _index_as_directory(path: str, index_pages: frozenset[str]) -> str:
 
 
 def url_type(url: str) -> str:
-    """The url's type, one of root, subroot, path, file (seeds 001, 002; DESIGN.md 4).
+    """The url's type, one of root, subroot, path, file (seeds 001, 002; docs/design.md 4).
 
     file: the last path segment holds a "." or the url has a query ("?", even empty);
     otherwise root (localpath "" or "/"), subroot (one directory: /cs, /cs/) or path (two or

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tianwang.analysis.spill import read_sections
 from tianwang.formats.lines import iter_raw_lines
-from tianwang.formats.linkgraph import LINKS_FILE
+from tianwang.formats.linksfile import LINKS_FILE
 from tianwang.formats.mirrors import MIRRORS_FILE
 
 BUCKETS = 256  # data_0..data_255, as the record tree has

@@ -1,4 +1,4 @@
-"""Entry pages (seed 001 section 2.3, DESIGN.md section 4), recomputed at each visit.
+"""Entry pages (seed 001 section 2.3, docs/design.md section 4), recomputed at each visit.
 
 Pure python. An entry page is a root page, or a subroot or path page that is link-rich
 (at least `min_links` in-host links in its content and navigation blocks) and whose share of

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from tianwang.analysis.recordscan import Scanned, scan_file
-from tianwang.analysis.spill import write_atomic, write_spill
+from tianwang.analysis.spill import write_spill
+from tianwang.formats.atomic import write_atomic
 from tianwang.formats.lines import iter_lines
 from tianwang.formats.record import RecordError
 

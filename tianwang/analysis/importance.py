@@ -10,7 +10,7 @@ default f here is
 
 with base = 10, a = 1, b = 0.5, c = 1, d = 1, because:
 
-- base - d*depth is the crawl's own URL weight (DESIGN.md section 2: 10, minus one per
+- base - d*depth is the crawl's own URL weight (docs/design.md section 2: 10, minus one per
   directory level), the one feature known before a page is fetched; a page about which
   nothing else is known ranks where the crawl put it.
 - In-degree and mirror degree are heavy-tailed counts (a few pages have thousands of links):
@@ -30,7 +30,7 @@ The features, as counted here:
   links.tsv line that has one); "" for a seed, whose parent in-degree is 0. A parent that
   was not stored (a duplicate) still has an in-degree: the stored pages linking to it.
 - mirror(p): 1 + the mirror table's lines naming p as kept url (formats.mirrors).
-- depth(p): the url's directory depth (urls.directory_depth, DESIGN.md section 2).
+- depth(p): the url's directory depth (urls.directory_depth, docs/design.md section 2).
 Links to a mirror copy of p are links to that copy's url, not to p: mirror(p) already
 credits the copies.
 """
@@ -44,7 +44,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from tianwang.analysis.recordscan import scan_urls
-from tianwang.formats.linkgraph import iter_pages
+from tianwang.formats.linksfile import iter_pages
 from tianwang.formats.mirrors import mirror_degrees
 from tianwang.formats.record import OnDamage
 from tianwang.formats.store import record_files

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tianwang.analysis.changes import classes
+from tianwang.analysis.changerates import classes
 from tianwang.formats.history import Visit
 
 PAGE_TYPES = ("entry", "stable", "link")

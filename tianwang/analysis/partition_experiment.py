@@ -2,7 +2,7 @@
 spread of the four measures over sites, and the paper's two statistics. Pure python.
 
 Schemes, each run per site on its in-site link graph (tianwang.analysis.sitegraph):
-- key-path: the plan of tianwang.analysis.partition, its shares crawled breadth first.
+- key-path: the plan of tianwang.analysis.sitepartition, its shares crawled breadth first.
 - url-hash: url u belongs to crawler md5(u) mod N. Every crawler starts at the homepage and
   fetches only its own urls: a link to another crawler's url is dropped, never passed
   through nor handed over (Cho and Garcia-Molina's firewall mode; the key-path rule does not
@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from tianwang.analysis.partition import (
+from tianwang.analysis.sitegraph import SiteGraph
+from tianwang.analysis.sitepartition import (
     DELTA,
     EPS,
     KEY_PATH_SHARE,
@@ -34,7 +35,6 @@ from tianwang.analysis.partition import (
     measures,
     path_counts,
 )
-from tianwang.analysis.sitegraph import SiteGraph
 from tianwang.urls import path_key
 
 SCHEMES = ("key-path", "url-hash", "site-hash")

@@ -1,4 +1,4 @@
-"""Which urls are due for a revisit, and in what order (DESIGN.md 8, issue 6).
+"""Which urls are due for a revisit, and in what order (docs/design.md 8, issue 6).
 
 Pure python. Each url's change rate is estimated from its visit history (interval-aware
 maximum likelihood, tianwang/analysis/changes.py); a policy turns the rates into revisit
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tianwang.analysis.changes import (
+from tianwang.analysis.changerates import (
     Estimate,
     classes,
     estimate,
@@ -37,7 +37,12 @@ from tianwang.analysis.pagetypes import typed_classes, typed_two_class_frequenci
 from tianwang.formats.history import Visit
 
 DAY = 86400.0
-POLICIES = ("two-class", "optimal", "uniform")
+TWO_CLASS = "two-class"  # the default policy (the seed's own)
+POLICIES = (TWO_CLASS, "optimal", "uniform")
+# The default bounds of every policy, in seconds: the TIANWANG_MIN_REVISIT and
+# TIANWANG_MAX_REVISIT defaults are these.
+MIN_INTERVAL = 3600
+MAX_INTERVAL = 30 * 86400
 
 
 @dataclass(frozen=True)
@@ -92,9 +97,9 @@ def frequencies(rates: list[float], policy: str, budget: float, min_interval: fl
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}: one of {', '.join(POLICIES)}")
     low, high = DAY / max_interval, DAY / min_interval
-    if policy == "two-class" and types is not None:
+    if policy == TWO_CLASS and types is not None:
         chosen = typed_two_class_frequencies(rates, types, low, high)
-    elif policy == "two-class":
+    elif policy == TWO_CLASS:
         chosen = two_class_frequencies(rates, low, high)
     elif policy == "optimal":
         chosen = optimal_allocation(rates, budget)
@@ -103,8 +108,8 @@ def frequencies(rates: list[float], policy: str, budget: float, min_interval: fl
     return [min(max(f, low), high) for f in chosen]
 
 
-def due(urls: list[UrlRate], now: float, policy: str = "two-class", budget: float = 0.0,
-        min_interval: float = 3600.0, max_interval: float = 30 * DAY,
+def due(urls: list[UrlRate], now: float, policy: str = TWO_CLASS, budget: float = 0.0,
+        min_interval: float = MIN_INTERVAL, max_interval: float = MAX_INTERVAL,
         everything: bool = False, types: dict[str, str] | None = None) -> list[Due]:
     """The urls due at `now` (all of them with everything=True), in revisit order; with
     `types` (url -> page type), the typed classes."""

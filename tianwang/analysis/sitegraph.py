@@ -1,9 +1,9 @@
 """Each site's in-site link graph, read from a crawl or from a recorded graph. Pure python.
 
 Two sources, told apart by their files:
-- a crawl's data directory: `data_*/<host>/links.tsv` (tianwang.formats.linkgraph);
+- a crawl's data directory: `data_*/<host>/links.tsv` (tianwang.formats.linksfile);
 - a recorded graph directory: `pages.tsv` (`id url host`) and `edges.tsv` (`src_id dst_id`),
-  both tab-separated with a header line, as ../shared/data/uci-ics-dev-crawl/ is. A page's
+  both tab-separated with a header line, as the UCI ICS crawl graph is. A page's
   site is its url's host (tianwang.urls.url_host); the host column is not read.
 
 A site is one host. Its graph keeps links between two of its own pages only (seed 002 looks
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from itertools import compress, groupby
 from pathlib import Path
 
-from tianwang.analysis.partition import link_depths
-from tianwang.formats.linkgraph import iter_pages, link_files
+from tianwang.analysis.sitepartition import link_depths
+from tianwang.formats.linksfile import iter_pages, link_files
 from tianwang.urls import directory_depth, url_host
 
 logger = logging.getLogger(__name__)

@@ -41,13 +41,6 @@ def write_spill(path: str | os.PathLike[str], sections: list[Any]) -> int:
     return offsets[-1] + len(index) + _TRAILER.size
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """A small file, whole or not at all."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def _index(file: Any, path: Path) -> list[int]:
     size = file.seek(0, os.SEEK_END)
     if size < _TRAILER.size:

@@ -19,17 +19,13 @@ Both are written whole or not at all; one count line on stdout.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Iterable
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
 
 from tianwang.collection.hosttable import Checked, TableError, read_checked
-from tianwang.collection.sitelist import split_site, write_lines
+from tianwang.collection.sitelist import split_site
 from tianwang.hosts import DEFAULT_PORTS, MalformedURL, ipv4_literal
-from tianwang.progress import Progress, terminal_progress
+from tianwang.progress import Progress
 
 
 def keep_key(row: Checked) -> tuple[bool, bool, int, str]:
@@ -78,38 +74,3 @@ def read_unique(path: str, progress: Progress | None = None) -> list[Checked]:
         seen.add(row.site)
         rows.append(row)
     return rows
-
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "dealias", help="one name per homepage MD5: D2 -> D3",
-        description=__doc__.split("\n\n")[0].split(": ", 1)[1])
-    parser.add_argument("d2", metavar="D2", help="the validate spider's output")
-    parser.add_argument("-o", "--out", required=True, metavar="D3", help="the site list to write")
-    parser.add_argument("--aliases", metavar="FILE",
-                        help="where the aliases go (default: D3.aliases)")
-    parser.set_defaults(func=cmd_dealias)
-
-
-def cmd_dealias(args: argparse.Namespace) -> int:
-    aliases_path = args.aliases or f"{args.out}.aliases"
-    try:
-        with terminal_progress() as progress:
-            rows = read_unique(args.d2, progress)
-        kept, aliases = dealias(rows)
-        _check_dirs(args.out, aliases_path)
-        write_lines(aliases_path, (f"{a.site}\t{a.pages}\t{site}\n" for a, site in aliases))
-        write_lines(args.out, (row.d3_line() for row in kept))
-    except (TableError, OSError) as exc:
-        print(f"tianwang hosts dealias: {exc}; {args.out} not written", file=sys.stderr)
-        return 1
-    groups = sum(1 for row in kept if row.aliases)
-    print(f"D3: {len(kept)} sites of {len(rows)} in D2; {len(aliases)} aliases removed "
-          f"({groups} sites had more than one name)")
-    return 0
-
-
-def _check_dirs(*paths: str) -> None:
-    for path in paths:
-        if not Path(path).parent.is_dir():
-            raise OSError(f"no directory for {path}")

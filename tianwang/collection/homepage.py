@@ -36,10 +36,8 @@ it was not; `--missing-only` keeps the sites whose `/` is missing, the case PERS
 
 from __future__ import annotations
 
-import argparse
 import math
 import re
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -48,7 +46,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 from lxml import etree, html
 
-from tianwang.formats.record import RecordError, iter_records
+from tianwang.formats.record import iter_records
 from tianwang.formats.store import record_files
 from tianwang.urls import url_type
 
@@ -174,43 +172,3 @@ def find_all(tree: Path, lam: float = LAMBDA) -> list[Found]:
 def lines(found: Iterable[Found], missing_only: bool) -> list[str]:
     return [f"{f.host}\t{f.homepage}\t{f.score:.4f}\t{'ok' if f.root_stored else 'missing'}\n"
             for f in found if not (missing_only and f.root_stored)]
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "homepage", help="each site's homepage found from its sub-pages (seed 001's PERS)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dir", metavar="DIR", help="a crawl's record tree")
-    parser.add_argument("--out", metavar="FILE", help="write the list here (default: stdout)")
-    parser.add_argument("--missing-only", action="store_true",
-                        help="only the sites whose / was not stored")
-    parser.add_argument("--lambda", dest="lam", type=float, default=LAMBDA,
-                        help=f"the document model's weight in the mix (default {LAMBDA})")
-    parser.set_defaults(func=cmd_homepage)
-
-
-def cmd_homepage(args: argparse.Namespace) -> int:
-    tree = Path(args.dir)
-    if not 0 < args.lam < 1:  # 1 would give log 0 to a page without a query word
-        print(f"tianwang hosts homepage: --lambda {args.lam:g} must be in (0, 1)",
-              file=sys.stderr)
-        return 2
-    if not tree.is_dir():
-        print(f"tianwang hosts homepage: {tree}: no such directory", file=sys.stderr)
-        return 1
-    try:
-        found = find_all(tree, args.lam)
-    except RecordError as exc:
-        print(f"tianwang hosts homepage: damaged record file: {exc}", file=sys.stderr)
-        return 1
-    text = "".join(lines(found, args.missing_only))
-    if args.out is None:
-        sys.stdout.write(text)
-    else:
-        out = Path(args.out)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out)
-    missing = sum(1 for f in found if not f.root_stored)
-    print(f"homepage: {len(found)} sites, {missing} without their / stored", file=sys.stderr)
-    return 0

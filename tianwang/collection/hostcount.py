@@ -37,24 +37,21 @@ number of hosts), never with the number of urls. D0 is written whole or not at a
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import multiprocessing
 import os
 import queue
 import re
 import signal
-import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tianwang.collection.sitelist import check_out_dir, format_site, read_sites, write_lines
+from tianwang.collection.sitelist import format_site, read_sites
 from tianwang.hosts import DEFAULT_PORTS, MalformedURL, parse_url_host
-from tianwang.progress import Progress, terminal_progress
+from tianwang.progress import Progress
 
 CHUNK = 8 << 20  # bytes per task: large enough that the per-task cost is nothing
 MAX_LINE = 1 << 20  # of a longer line only this much is read: its host is at its start
@@ -71,7 +68,6 @@ _SCHEME = re.compile(rb"([A-Za-z][A-Za-z0-9+.-]*):")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark that an editor may put before the first url
-
 
 
 class CountError(Exception):
@@ -408,55 +404,6 @@ def merge_site_lists(paths: list[str]) -> CountResult:
 
 
 # -- the command -------------------------------------------------------------------------
-
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "count", help="pages per site from url lists: D0",
-        description="Count pages per site (seed 004's D0) in url lists, summed over the "
-                    "lists, on every core; lines that are not http(s) urls are counted by "
-                    "reason and skipped. D0 lines are <site>\\t<pages>, the site written "
-                    "scheme://host:port/, sorted (see `pydoc tianwang.collection.hostcount`).",
-    )
-    parser.add_argument("lists", nargs="+", metavar="URL_LIST",
-                        help="one url a line, plain or gzip; several lists are summed")
-    parser.add_argument("-o", "--out", required=True, metavar="D0",
-                        help="the site list to write: <site>\\t<pages>, sorted")
-    parser.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
-                        help="processes counting (default: one per core; 1 counts in this "
-                             "process)")
-    parser.add_argument("--merge", action="store_true",
-                        help="the inputs are D0 files counted on other machines: sum them")
-    parser.set_defaults(func=cmd_count)
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
-def cmd_count(args: argparse.Namespace) -> int:
-    started = time.monotonic()
-    try:
-        check_out_dir(args.out)
-        if args.merge:
-            result = merge_site_lists(args.lists)
-        else:
-            with terminal_progress() as progress:
-                result = count_lists(args.lists, args.workers, progress)
-        rows = sorted(result.sites.items())
-        write_lines(args.out, (f"{site}\t{pages}\n" for site, pages in rows))
-    except (CountError, OSError, ValueError) as exc:  # ValueError: a D0 to merge is not one
-        print(f"tianwang hosts count: {exc}; {args.out} not written", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"tianwang hosts count: interrupted; {args.out} not written", file=sys.stderr)
-        return 130
-    for line in count_lines(result, len(args.lists), time.monotonic() - started):
-        print(line)
-    return 0
 
 
 def count_lines(result: CountResult, lists: int, seconds: float) -> list[str]:

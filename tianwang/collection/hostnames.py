@@ -27,21 +27,16 @@ which `hosts count` writes for non-ASCII names) stay. Nothing is merged or renam
 
 from __future__ import annotations
 
-import argparse
 import ipaddress
 import re
-import sys
 from collections import Counter
 from encodings import idna
 from pathlib import Path
-from typing import Any
 
 from tianwang.collection.sitelist import (
     SiteListError,
-    check_out_dir,
     read_sites,
     split_site,
-    write_lines,
 )
 from tianwang.hosts import MalformedURL, ipv4_literal
 
@@ -143,38 +138,6 @@ def clean(d0: str | Path, tlds: frozenset[str]) -> tuple[list[str], list[str]]:
 
 
 # -- the command -------------------------------------------------------------------------
-
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "clean", help="drop malformed host names: D0 -> D1",
-        description="Drop the sites whose host name is malformed, each with its reason "
-                    "(see `pydoc tianwang.collection.hostnames`).",
-    )
-    parser.add_argument("d0", metavar="D0", help="site list written by `hosts count`")
-    parser.add_argument("-o", "--out", required=True, metavar="D1",
-                        help="the well-formed sites, same format")
-    parser.add_argument("--removed", metavar="FILE",
-                        help="removed sites with their reason (default: D1.removed)")
-    parser.add_argument("--tlds", metavar="FILE", default=TLD_FILE,
-                        help="top-level domains, one a line, IANA format (default: the "
-                             "bundled IANA list)")
-    parser.set_defaults(func=cmd_clean)
-
-
-def cmd_clean(args: argparse.Namespace) -> int:
-    removed_path = args.removed or f"{args.out}.removed"
-    try:
-        check_out_dir(args.out)
-        check_out_dir(removed_path)
-        kept, removed = clean(args.d0, load_tlds(args.tlds))
-        write_lines(removed_path, removed)
-        write_lines(args.out, kept)
-    except (SiteListError, OSError, ValueError) as exc:
-        print(f"tianwang hosts clean: {exc}; {args.out} not written", file=sys.stderr)
-        return 1
-    print(count_line(len(kept), removed))
-    return 0
 
 
 def count_line(kept: int, removed: list[str]) -> str:

@@ -19,31 +19,28 @@ OUT is refused unless --force, which replaces it only once the new one is whole.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tianwang.analysis.dedup import DONE_FILE, WORK_DIR
+from tianwang.analysis.globaldedup import DONE_FILE, WORK_DIR
 from tianwang.analysis.recordscan import scan_urls
 from tianwang.formats.lines import iter_raw_lines
-from tianwang.formats.linkgraph import LINKS_FILE
+from tianwang.formats.linksfile import LINKS_FILE
 from tianwang.formats.mirrors import MIRRORS_FILE
 from tianwang.formats.record import RecordError, iter_records
 from tianwang.formats.store import host_dirname, record_files
-from tianwang.progress import Progress, terminal_progress
+from tianwang.progress import Progress
 from tianwang.urls import url_host
 
 GROUP = 20  # consecutive distinct sizes per group (seed 004)
 DRAWN = 10  # sizes drawn from a full group
 REPORT_FILE = "sample.json"
-
 
 
 class SampleError(Exception):
@@ -220,31 +217,3 @@ def _put_in_place(tmp: Path, out: Path) -> None:
 
 
 # -- the command -------------------------------------------------------------------------
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "sample", help="seed 004's size-stratified sample of a record tree",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dir", metavar="DIR", help="record tree (e.g. a tianwang dedup output)")
-    parser.add_argument("--out", required=True, metavar="OUT", help="new directory to write")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the draw (default 0); the same seed, the same sample")
-    parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
-    parser.set_defaults(func=cmd_sample)
-
-
-def cmd_sample(args: argparse.Namespace) -> int:
-    try:
-        with terminal_progress() as progress:
-            result = sample(args.dir, args.out, args.seed, args.force, progress)
-    except SampleError as exc:
-        print(f"tianwang sample: {exc}", file=sys.stderr)
-        return 1
-    drawn = sum(len(band.drawn) for band in result.bands)
-    distinct = sum(len(band.sizes) for band in result.bands)
-    print(f"sample: kept {result.kept_sites} of {result.sites} sites, {result.kept_pages} of "
-          f"{result.pages} pages ({drawn} of {distinct} distinct sizes in "
-          f"{len(result.bands)} groups of {GROUP}, seed {args.seed}), "
-          f"{result.mirror_lines} mirror lines -> {args.out}")
-    return 0

@@ -38,20 +38,17 @@ Stdout: the count line (every reason, zeros too), then one line per family found
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from tianwang.collection.hosttable import TableError, read_rows, removal_line
-from tianwang.collection.sitelist import split_site, write_lines
+from tianwang.collection.hosttable import TableError, read_rows
+from tianwang.collection.sitelist import split_site
 from tianwang.hosts import HostRules, SpamList, SpamListError
-from tianwang.progress import Progress, terminal_progress
+from tianwang.progress import Progress
 
 REASONS = ("ip", "port", "spam", "digit", "family", "small", "malformed")
 GENERIC_SECOND = frozenset({"com", "net", "org", "gov", "edu", "ac", "co", "mil", "int", "or",
@@ -62,6 +59,10 @@ CN_PROVINCES = frozenset({
     "xj", "tw", "hk", "mo",
 })
 WINDOW = 1.5  # "similar size": page counts within this factor of each other
+# The defaults of the filter, and of `tianwang hosts filter`'s options (said once, here).
+MIN_PAGES = 10  # seed 004: a site with fewer than 10 pages is no real site
+FAMILY_MIN = 10  # hosts of similar size a domain needs before it can be a family
+FAMILY_P = 1e-6  # the tail bound below which a domain's hosts are a family
 
 
 def registered_domain(host: str) -> str:
@@ -101,8 +102,8 @@ def kl(q: float, p: float) -> float:
     return total
 
 
-def outlier_families(sizes: dict[str, list[int]], min_hosts: int = 10,
-                     alpha: float = 1e-6) -> dict[str, Family]:
+def outlier_families(sizes: dict[str, list[int]], min_hosts: int = FAMILY_MIN,
+                     alpha: float = FAMILY_P) -> dict[str, Family]:
     """The domains (keys of sizes: domain -> its hosts' page counts) that are families.
 
     Rounds: the families found in one round leave the distribution of the next, so one
@@ -151,8 +152,8 @@ class Filtered:
         return Counter(reason for _s, _p, reason in self.removed)
 
 
-def filter_sites(rows: Iterable[tuple[str, int]], spam: SpamList, min_pages: int = 10,
-                 family_min: int = 10, family_p: float = 1e-6) -> Filtered:
+def filter_sites(rows: Iterable[tuple[str, int]], spam: SpamList, min_pages: int = MIN_PAGES,
+                 family_min: int = FAMILY_MIN, family_p: float = FAMILY_P) -> Filtered:
     rules = HostRules(spam, drop_other_ports=True, drop_digit_hosts=True)
     removed: list[tuple[str, int, str]] = []
     left: list[tuple[str, int, str]] = []  # site, pages, registered domain
@@ -188,49 +189,6 @@ def count_line(result: Filtered, total: int) -> str:
 # -- the command -------------------------------------------------------------------------
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "filter", help="drop informal and spam sites: D3 -> D4",
-        description="Drop sites on other ports, IP hosts, spam-list domains, digit-led "
-        "names, outlier host families and sites with few pages: D3 -> D4.")
-    parser.add_argument("d3", metavar="D3", help="hosts dealias's output (any site list)")
-    parser.add_argument("-o", "--out", required=True, metavar="D4", help="the site list to write")
-    parser.add_argument("--removed", metavar="FILE",
-                        help="where removals go (default: D4.removed)")
-    parser.add_argument("--spam-list", metavar="FILE",
-                        help="spam domains (with subdomains) and host regexes, one a line")
-    parser.add_argument("--min-pages", type=_at_least(1), default=10,
-                        help="drop sites with fewer pages (default 10)")
-    parser.add_argument("--family-min", type=_at_least(2), default=10,
-                        help="hosts of similar size a family needs at least (default 10)")
-    parser.add_argument("--family-p", type=_probability, default=1e-6,
-                        help="the tail bound below which a domain is a family (default 1e-6)")
-    parser.set_defaults(func=cmd_filter)
-
-
-def _at_least(minimum: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
-        return value
-
-    return parse
-
-
-def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {value}")
-    return value
-
-
 def load_spam(path: str | None) -> SpamList:
     if not path:
         return SpamList()
@@ -251,24 +209,3 @@ def read_sites(path: str, progress: Progress | None = None) -> list[tuple[str, i
         seen.add(parts[0])
         rows.append((parts[0], int(parts[1])))
     return rows
-
-
-def cmd_filter(args: argparse.Namespace) -> int:
-    removed_path = args.removed or f"{args.out}.removed"
-    try:
-        spam = load_spam(args.spam_list)
-        with terminal_progress() as progress:
-            rows = read_sites(args.d3, progress)
-        result = filter_sites(rows, spam, args.min_pages, args.family_min, args.family_p)
-        for path in (args.out, removed_path):
-            if not Path(path).parent.is_dir():
-                raise OSError(f"no directory for {path}")
-        write_lines(removed_path, (removal_line(*row) for row in result.removed))
-        write_lines(args.out, (f"{site}\t{pages}\n" for site, pages in result.kept))
-    except (TableError, OSError) as exc:
-        print(f"tianwang hosts filter: {exc}; {args.out} not written", file=sys.stderr)
-        return 1
-    print(count_line(result, len(rows)))
-    for family in sorted(result.families.values(), key=lambda f: f.domain):
-        print(family.line())
-    return 0

@@ -15,10 +15,8 @@ Domain types, page forms and what counts as dynamic: tianwang/collection/pagecla
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing
 import os
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,23 +24,20 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
-from tianwang.analysis.dedup import DONE_FILE, WORK_DIR
+from tianwang.analysis.globaldedup import DONE_FILE, WORK_DIR
 from tianwang.collection.pageclass import DOMAIN_TYPES, domain_type, is_dynamic, page_form
 from tianwang.collection.provinces import (
     LABELS,
-    ProvinceError,
-    load_registry,
     province_of,
     report_order,
 )
-from tianwang.collection.sizefit import SizeFit, fit_sizes
+from tianwang.collection.sizefit import SizeFit
 from tianwang.formats.http import body_start
 from tianwang.formats.record import iter_records
 from tianwang.formats.store import record_files
-from tianwang.progress import Progress, terminal_progress
+from tianwang.progress import Progress
 
 MAX_FORMS = 30  # rows of the page-form table; rarer forms are summed into one row
-
 
 
 @dataclass
@@ -265,52 +260,8 @@ def draw_plot(path: Path, sizes: list[int], fit: SizeFit | None) -> None:
 # -- the command -------------------------------------------------------------------------
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "stats", help="seed 004's statistics tables of a record tree (Markdown)",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dir", metavar="DIR", help="record tree (e.g. a tianwang sample output)")
-    parser.add_argument("--out", metavar="FILE", help="write the report here (default: stdout)")
-    parser.add_argument("--plot", metavar="PNG", help="draw the site-size distribution here")
-    parser.add_argument("--provinces", metavar="FILE",
-                        help="`<domain> <province>` lines (registrants' provinces, e.g. from "
-                             "WHOIS) for the province table, before the domain's own")
-    parser.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
-                        help="processes reading the records (default: one per core)")
-    parser.set_defaults(func=cmd_stats)
-
-
-def cmd_stats(args: argparse.Namespace) -> int:
-    tree = Path(args.dir)
-    try:
-        with terminal_progress() as progress:
-            registry = load_registry(args.provinces) if args.provinces else None
-            stats = _stats_of(tree, args.workers, progress, registry)
-    except (StatsError, ProvinceError) as exc:
-        print(f"tianwang stats: {exc}", file=sys.stderr)
-        return 1
-    for span in stats.damaged:
-        print(f"tianwang stats: damaged, not counted: {span}", file=sys.stderr)
-    status = 1 if stats.damaged else 0  # the report is whole, of every record that reads
-    fit = fit_sizes(stats.sizes)
-    plot = Path(args.plot) if args.plot else None
-    if plot is not None:
-        draw_plot(plot, stats.sizes, fit)
-    if args.out is None:
-        write_report(sys.stdout, tree, stats, fit, plot)
-        return status
-    out = Path(args.out)
-    tmp = out.with_name(out.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as file:
-        write_report(file, tree, stats, fit, plot)
-    tmp.replace(out)
-    print(f"stats: {stats.total.pages:,} pages, {stats.total.sites:,} sites, "
-          f"{stats.total.bytes:,} bytes -> {out}")
-    return status
-
-
-def _stats_of(tree: Path, workers: int, progress: Progress | None,
-              registry: dict[str, str] | None = None) -> Stats:
+def stats_of(tree: Path, workers: int, progress: Progress | None,
+             registry: dict[str, str] | None = None) -> Stats:
     if not tree.is_dir():
         raise StatsError(f"{tree}: {'not a directory' if tree.exists() else 'no such directory'}")
     if (tree / WORK_DIR).exists() and not (tree / DONE_FILE).exists():
@@ -319,10 +270,3 @@ def _stats_of(tree: Path, workers: int, progress: Progress | None,
     if not stats.total.pages:
         raise StatsError(f"{tree} holds no records (no data_*/<host>/page.dat)")
     return stats
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value

@@ -1,1 +1,1 @@
-"""Distributed crawling through Redis (DESIGN.md section 10); on with TIANWANG_REDIS_URL."""
+"""Distributed crawling through Redis (docs/design.md section 10); on with TIANWANG_REDIS_URL."""

@@ -1,4 +1,4 @@
-"""The shared request dedup: a Bloom filter on Redis bitmaps (DESIGN.md section 10).
+"""The shared request dedup: a Bloom filter on Redis bitmaps (docs/design.md section 10).
 
 Sized like the local filter (frontier/dupefilter.py) from TIANWANG_EXPECTED_URLS and
 TIANWANG_BLOOM_ERROR_RATE: m = -n ln p / (ln 2)^2 bits and k = (m / n) ln 2 hashes, about

@@ -1,4 +1,4 @@
-"""Two-phase mapping (seed 000, DESIGN.md section 10): host -> bucket -> node.
+"""Two-phase mapping (seed 000, docs/design.md section 10): host -> bucket -> node.
 
 Phase one is a stable hash of the host name, the same on every machine and every run
 (Python's hash() is salted per process, so it is not used). Phase two is a table of one node

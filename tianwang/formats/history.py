@@ -48,7 +48,7 @@ class Visit:
     etag: str | None
     last_modified: str | None
     changed: bool  # the content hash differs from the previous visit's
-    entry: bool  # an entry page at this visit (DESIGN.md section 4)
+    entry: bool  # an entry page at this visit (docs/design.md section 4)
     new_share: float | None  # share of its block links not seen at the previous visit
 
 

@@ -1,4 +1,4 @@
-"""The online dedup's index of a record tree: body MD5 -> kept url (issue 5, DESIGN.md 7).
+"""The online dedup's index of a record tree: body MD5 -> kept url (issue 5, docs/design.md 7).
 
 `<data dir>/md5.sqlite` indexes the bodies stored in that tree, so it lives with the tree and
 not in JOBDIR: a second crawl into the same tree (resumed or not) never stores a body the tree

@@ -3,7 +3,7 @@
     <md5 hex>\\t<duplicate url>\\t<kept url>\\n
 
 The kept url is the one whose record is stored; the duplicate's body had the same MD5 and was
-not stored again (DESIGN.md section 7). Mirror degree of a stored page = 1 + the lines naming
+not stored again (docs/design.md section 7). Mirror degree of a stored page = 1 + the lines naming
 it as kept url.
 """
 

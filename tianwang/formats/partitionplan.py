@@ -19,11 +19,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tianwang.analysis.partition import Plan
-from tianwang.analysis.spill import write_atomic
+from tianwang.formats.atomic import write_atomic
 
 FORMAT = "tianwang-partition-plan"
 VERSION = 1
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One site's partition: which crawler owns each key path, and each crawler's seeds."""
+
+    crawlers: int
+    owner: dict[str, int]  # key path -> crawler index (0-based)
+    seeds: tuple[tuple[str, ...], ...]  # per crawler: its key paths' supplementary seeds
+
+    def key_paths_of(self, crawler: int) -> list[str]:
+        return sorted(key for key, owner in self.owner.items() if owner == crawler)
+
 
 
 class PlanFileError(ValueError):

@@ -1,4 +1,4 @@
-"""One Tianwang record: encode it, and read records back from a file (DESIGN.md section 6)."""
+"""One Tianwang record: encode it, and read records back from a file (docs/design.md section 6)."""
 
 from __future__ import annotations
 

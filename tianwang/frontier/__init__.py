@@ -1,1 +1,1 @@
-"""The frontier: seed 000's importance-first scheduler (DESIGN.md section 3)."""
+"""The frontier: seed 000's importance-first scheduler (docs/design.md section 3)."""

@@ -1,6 +1,14 @@
 """The importance-first scheduler (seed 000): Scrapy's scheduler interface over the frontier.
 
-Order: a request's weight is ``url_weight`` of its url plus ``meta["tianwang_boost"]``; the
+FrontierSchedulerBase holds what every frontier shares: the local queue (FrontierQueue over
+QueueSlots), the downloader slots, the weight of a request, handing requests out and
+learning when the engine has finished with them. Two thin schedulers differ only in where
+the requests live: FrontierScheduler in memory or in a request log under JOBDIR (a store
+handed to it, as Scrapy's scheduler is handed its queues), RedisFrontierScheduler
+(tianwang/distributed/redisscheduler.py) in Redis, shared by the nodes of a crawl. The
+Tianwang add-on sets SCHEDULER to one or the other: TIANWANG_REDIS_URL decides.
+
+Order: a request's weight is ``url_weight`` of its url plus ``meta[tianwang.meta.BOOST]``; the
 queue (FrontierQueue) sorts by (weight, Request.priority), so weight decides and priority
 only orders requests of equal weight (redirects, +2, go before their peers; retries, -1,
 after; with DEPTH_PRIORITY shallower links first), then first come, first served. It picks
@@ -10,7 +18,7 @@ robots.txt requests never reach a scheduler (the middleware downloads them itsel
 
 Dedup: a fixed-size Bloom filter of Scrapy's request fingerprints; ``dont_filter`` skips it.
 
-Under JOBDIR, requests live in an append-only log (store.RequestLog) and a request is marked
+Under JOBDIR, requests live in an append-only log (requestlog.RequestLog) and a request is marked
 done once the engine has finished with it (its response parsed, its items through the
 pipelines, its links pushed), so a SIGKILL can at worst refetch the requests in flight.
 """
@@ -27,12 +35,13 @@ from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.job import job_dir
 
-from tianwang.frontier.config import FrontierConfig
+from tianwang import meta, scrapy_internals
+from tianwang.config.frontier import FrontierConfig
 from tianwang.frontier.dupefilter import BloomDupeFilter
 from tianwang.frontier.levels import QueueSlots
 from tianwang.frontier.queue import FrontierQueue
+from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog, clip
 from tianwang.frontier.slots import DownloaderSlots, engine_of
-from tianwang.frontier.store import Entry, MemoryStore, RequestLog, clip
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,66 +51,145 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-BOOST_META = "tianwang_boost"
 STATE_DIR = "tianwang.frontier"
 # How often finished requests are looked for besides each next_request call (seconds).
 DONE_CHECK_INTERVAL = 0.5
 
 
-class FrontierScheduler(BaseScheduler):
-    """Weighted, alternating, host-aware, resumable: DESIGN.md section 3."""
+def new_queue(config: FrontierConfig) -> FrontierQueue:
+    """The local queue every frontier picks from: N sorted / M random, host turns."""
+    return FrontierQueue(
+        config.sorted_picks, config.random_picks, seed=config.seed, turns=config.host_turns
+    )
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        if crawler.settings.get("TIANWANG_REDIS_URL"):  # the one switch to a shared crawl
-            from tianwang.distributed.scheduler import RedisFrontierScheduler
 
-            return RedisFrontierScheduler.from_crawler(crawler)  # type: ignore[return-value]
-        config = FrontierConfig.from_settings(crawler.settings)
-        queue = FrontierQueue(config.sorted_picks, config.random_picks, seed=config.seed,
-                              turns=config.host_turns)
-        dupefilter = BloomDupeFilter(config.expected_urls, config.error_rate)
-        jobdir = job_dir(crawler.settings)
-        return cls(queue, dupefilter, config.weigher(), jobdir, crawler, levels=config.levels)
+class FrontierSchedulerBase(BaseScheduler):
+    """Weighted, alternating, host-aware picks over a local queue (docs/design.md section 3).
 
-    def __init__(
-        self,
-        queue: FrontierQueue,
-        dupefilter: BloomDupeFilter,
-        weigh: Callable[[str], int],
-        jobdir: str | None,
-        crawler: Crawler,
-        *,
-        levels: bool = False,
-    ) -> None:
+    A subclass says where requests live: it pushes what it holds with _push, hands a popped
+    item out with _hand_out, and is told in _requests_done which handed-out requests the engine
+    is done with (their token is what the subclass gave _hand_out).
+    """
+
+    def __init__(self, queue: FrontierQueue, config: FrontierConfig, crawler: Crawler) -> None:
         self.queue = queue
-        self.dupefilter = dupefilter
-        self.weigh = weigh
-        self.directory = Path(jobdir, STATE_DIR) if jobdir else None
+        self.config = config
+        self.weigh: Callable[[str], int] = config.weigher()
         self.crawler = crawler
         self.stats = crawler.stats
         self.slots = DownloaderSlots(crawler)
         # What the queue picks by: the host, and under a level limit its level (levels.py).
-        self.queue_slots = QueueSlots(self.slots, levels)
-        self.store: MemoryStore | RequestLog = MemoryStore()
-        self._inflight: dict[Request, tuple[int, int]] = {}  # handed out -> (id, queue slot)
-        self._logged_duplicate = False
+        self.queue_slots = QueueSlots(self.slots, config.levels)
         # Counted here and added to the stats at close: the stats collector costs more per
         # call than the rest of a push.
         self.counts: Counter[str] = Counter()
-        self._done_loop: Any = None
+        self._inflight: dict[Request, tuple[Any, int]] = {}  # handed out -> (token, slot)
+        self._loops: list[Any] = []
+
+    @classmethod
+    def check_settings(cls, settings: Any) -> None:
+        """SettingError for the first setting this scheduler cannot run with."""
+        FrontierConfig.from_settings(settings)
 
     # --- Scrapy's scheduler interface ----------------------------------------------------
 
     def open(self, spider: Spider) -> None:
         self.spider = spider
+        self.slots.open()
+        engine = engine_of(self.crawler)
+        if engine is None:  # built alone: no engine, no requests in flight to watch
+            return
+        scrapy_internals.check(engine)
+        for call, interval in self.loops():
+            loop = create_looping_call(call)
+            loop.start(interval, now=False)
+            self._loops.append(loop)
+
+    def loops(self) -> list[tuple[Callable[[], None], float]]:
+        """(call, interval in seconds) to run while the crawl runs."""
+        return [(self._collect_done, DONE_CHECK_INTERVAL)]
+
+    def close(self, reason: str) -> None:
+        for loop in self._loops:
+            if loop.running:
+                loop.stop()
+        self._collect_done()
+
+    def has_pending_requests(self) -> bool:
+        return len(self.queue) > 0
+
+    def __len__(self) -> int:
+        return len(self.queue)
+
+    # --- for the subclasses --------------------------------------------------------------
+
+    def slot_name(self, request: Request) -> str:
+        return self.queue_slots.name(self.slots.key(request), request.meta.get(meta.DEPTH, 0))
+
+    def _push(self, item: int, weight: int, priority: int, name: str) -> None:
+        slot = self.queue_slots.number(name)
+        self.queue.push(item, (weight, priority), slot)
+        self.queue_slots.added(slot)
+
+    def _hand_out(self, item: int, request: Request, token: Any) -> Request:
+        slot = self.queue.slot(item)
+        self._inflight[request] = (token, slot)
+        self.slots.handed_out(request, self.queue_slots.downloader_slot(slot))
+        self.counts["scheduler/dequeued"] += 1
+        return request
+
+    def _collect_done(self) -> None:
+        """Tell the subclass which handed-out requests the engine has finished with."""
+        if not self._inflight:
+            return
+        engine = engine_of(self.crawler)
+        inprogress = scrapy_internals.in_progress(engine) if engine is not None else ()
+        finished = [request for request in self._inflight if request not in inprogress]
+        if not finished:
+            return
+        taken = [self._inflight.pop(request) for request in finished]
+        self._requests_done(finished, [token for token, _slot in taken])
+        for request, (_token, slot) in zip(finished, taken, strict=True):
+            self.slots.reached(request)
+            self.queue_slots.finished(slot)
+
+    def _requests_done(self, requests: list[Request], tokens: list[Any]) -> None:
+        raise NotImplementedError
+
+    def _add_counts_to_stats(self) -> None:
+        for name, count in self.counts.items():
+            self.stats.inc_value(name, count)
+
+
+class FrontierScheduler(FrontierSchedulerBase):
+    """The frontier of one crawl process: requests in memory, or in a log under JOBDIR."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config = FrontierConfig.from_settings(crawler.settings)
+        dupefilter = BloomDupeFilter(config.expected_urls, config.error_rate)
+        jobdir = job_dir(crawler.settings)
+        return cls(new_queue(config), dupefilter, config, jobdir, crawler)
+
+    def __init__(
+        self,
+        queue: FrontierQueue,
+        dupefilter: BloomDupeFilter,
+        config: FrontierConfig,
+        jobdir: str | None,
+        crawler: Crawler,
+    ) -> None:
+        super().__init__(queue, config, crawler)
+        self.dupefilter = dupefilter
+        self.directory = Path(jobdir, STATE_DIR) if jobdir else None
+        self.store: MemoryStore | RequestLog = MemoryStore()
+        self._logged_duplicate = False
+
+    def open(self, spider: Spider) -> None:
         if self.directory is not None:
             self.store = RequestLog(self.directory, spider)
             self._resume(self.store)
-        self.slots.open()
-        if engine_of(self.crawler) is not None:  # no engine, no requests in flight to watch
-            self._done_loop = create_looping_call(self._collect_done)
-            self._done_loop.start(DONE_CHECK_INTERVAL, now=False)
+        super().open(spider)
 
     def _resume(self, log: RequestLog) -> None:
         """Rebuild the queue (pushed - done) and the Bloom filter from the log."""
@@ -109,15 +197,13 @@ class FrontierScheduler(BaseScheduler):
         covered = self.dupefilter.load(self.directory / "bloom.bin")
         pending = 0
 
-        def visit(entry: Entry) -> None:
+        def visit(entry: LogEntry) -> None:
             nonlocal pending
             if entry.fingerprint is not None and entry.item >= covered:
                 self.dupefilter.add(entry.fingerprint)
             if not entry.done:
                 pending += 1
-                slot = self.queue_slots.number(entry.slot)
-                self.queue.push(entry.item, (entry.weight, entry.priority), slot)
-                self.queue_slots.added(slot)
+                self._push(entry.item, entry.weight, entry.priority, entry.slot)
 
         log.open(visit)
         if len(log):
@@ -130,20 +216,12 @@ class FrontierScheduler(BaseScheduler):
             self.stats.set_value("tianwang/frontier/resumed_pending", pending)
 
     def close(self, reason: str) -> None:
-        if self._done_loop is not None and self._done_loop.running:
-            self._done_loop.stop()
-        self._collect_done()
+        super().close(reason)
         self._record_stats()
         if isinstance(self.store, RequestLog) and self.directory is not None:
             self.dupefilter.save(self.directory / "bloom.bin", len(self.store))
         self.store.close()
         self.slots.close()
-
-    def has_pending_requests(self) -> bool:
-        return len(self.queue) > 0
-
-    def __len__(self) -> int:
-        return len(self.queue)
 
     def enqueue_request(self, request: Request) -> bool:
         fingerprint = None
@@ -153,9 +231,9 @@ class FrontierScheduler(BaseScheduler):
                 self._filtered(request)
                 return False
         weight, priority = clip(
-            self.weigh(request.url) + request.meta.get(BOOST_META, 0), request.priority
+            self.weigh(request.url) + request.meta.get(meta.BOOST, 0), request.priority
         )
-        name = self.queue_slots.name(self.slots.key(request), request.meta.get("depth", 0))
+        name = self.slot_name(request)
         # The log first: the filter may only hold urls whose request is safely logged.
         item = self.store.put(request, weight, name, fingerprint)
         if fingerprint is not None:
@@ -163,9 +241,7 @@ class FrontierScheduler(BaseScheduler):
             self.counts["tianwang/frontier/dedup/added"] += 1
         else:
             self.counts["tianwang/frontier/dedup/dont_filter"] += 1
-        slot = self.queue_slots.number(name)
-        self.queue.push(item, (weight, priority), slot)
-        self.queue_slots.added(slot)
+        self._push(item, weight, priority, name)
         self.counts["scheduler/enqueued"] += 1
         return True
 
@@ -174,14 +250,10 @@ class FrontierScheduler(BaseScheduler):
         item = self.queue.pop(self.queue_slots.full)
         if item is None:
             return None
-        request = self.store.get(item)
-        slot = self.queue.slot(item)
-        self._inflight[request] = (item, slot)
-        self.slots.handed_out(request, self.queue_slots.downloader_slot(slot))
-        self.counts["scheduler/dequeued"] += 1
-        return request
+        return self._hand_out(item, self.store.get(item), item)
 
-    # --- internals -----------------------------------------------------------------------
+    def _requests_done(self, requests: list[Request], tokens: list[Any]) -> None:
+        self.store.done(tokens)
 
     def _filtered(self, request: Request) -> None:
         self.counts["tianwang/frontier/dedup/filtered"] += 1
@@ -191,23 +263,8 @@ class FrontierScheduler(BaseScheduler):
                 "Filtered duplicate request: %s - no more duplicates will be shown", request
             )
 
-    def _collect_done(self) -> None:
-        """Mark done the requests the engine has finished with (left its in-progress set)."""
-        if not self._inflight:
-            return
-        inprogress = _engine_inprogress(self.crawler)
-        finished = [request for request in self._inflight if request not in inprogress]
-        if not finished:
-            return
-        taken = [self._inflight.pop(request) for request in finished]
-        self.store.done([item for item, _slot in taken])
-        for request, (_item, slot) in zip(finished, taken, strict=True):
-            self.slots.reached(request)
-            self.queue_slots.finished(slot)
-
     def _record_stats(self) -> None:
-        for name, count in self.counts.items():
-            self.stats.inc_value(name, count)
+        self._add_counts_to_stats()
         self.stats.set_value("tianwang/frontier/sorted_picks", self.queue.picks["sorted"])
         self.stats.set_value("tianwang/frontier/random_picks", self.queue.picks["random"])
         by_weight: Counter[int] = Counter()
@@ -217,11 +274,3 @@ class FrontierScheduler(BaseScheduler):
             self.stats.set_value(f"tianwang/frontier/pending/w{weight}", count)
         if isinstance(self.store, RequestLog) and self.store.unserializable:
             self.stats.set_value("tianwang/frontier/unserializable", self.store.unserializable)
-
-
-def _engine_inprogress(crawler: Crawler) -> Any:
-    """The requests the engine has not finished with (private in Scrapy 2.19: no signal
-    says when a request's response has been parsed and its items stored)."""
-    engine = engine_of(crawler)
-    slot = getattr(engine, "_slot", None) if engine is not None else None
-    return slot.inprogress if slot is not None else ()

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.utils.httpobj import urlparse_cached
 
+from tianwang import meta
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-
-DOWNLOAD_SLOT = "download_slot"  # scrapy.core.downloader.Downloader.DOWNLOAD_SLOT
 
 
 class DownloaderSlots:
@@ -49,7 +49,7 @@ class DownloaderSlots:
 
     def key(self, request: Request) -> str:
         """The downloader's slot key (Downloader.get_slot_key without per-IP slots)."""
-        slot = request.meta.get(DOWNLOAD_SLOT)
+        slot = request.meta.get(meta.DOWNLOAD_SLOT)
         if slot is not None:
             return slot
         return urlparse_cached(request).hostname or ""

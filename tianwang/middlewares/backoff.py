@@ -32,13 +32,14 @@ from scrapy import Request
 from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 
+from tianwang import meta
 from tianwang.config import get_int
 from tianwang.middlewares.robots import ROBOTS_META, get_seconds
 
 logger = logging.getLogger(__name__)
 
 BACKOFF_STATUSES = (429, 503)
-PAUSES_META = "tianwang_backoff_pauses"  # times this request was sent back after a pause
+PAUSES_META = meta.BACKOFF_PAUSES  # times this request was sent back after a pause
 
 
 def retry_after_seconds(value: bytes | str | None, now: float) -> float | None:

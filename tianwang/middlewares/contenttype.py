@@ -1,4 +1,4 @@
-"""Stop a download as soon as it is known not to be a storable page (DESIGN.md section 5).
+"""Stop a download as soon as it is known not to be a storable page (docs/design.md section 5).
 
 A response whose Content-Type is not one of TIANWANG_STORE_TYPES is stopped when its headers
 arrive, before its body is read: the types that are fetched are exactly the types that are

@@ -1,4 +1,4 @@
-"""Drop requests to hosts a research crawl should never contact (DESIGN.md section 5).
+"""Drop requests to hosts a research crawl should never contact (docs/design.md section 5).
 
 A request is refused, before any connection (it runs before RobotsTxtMiddleware, so not even
 robots.txt is fetched), when its url is malformed or its host is an IP literal, on a port

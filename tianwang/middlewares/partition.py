@@ -1,7 +1,8 @@
-"""Keep a share's crawl out of the key paths of other shares (site partition, DESIGN.md 9).
+"""Keep a share's crawl out of the key paths of other shares (site partition, docs/design.md 9).
 
-The rule is the spider's share (tianwang/share.py, from `-a partition= -a share=`); a spider
-without one is not filtered. As Scrapy's OffsiteMiddleware, a request is refused when it is
+The rule is the spider's share (tianwang/share.py, from `-a partition= -a share=`), which the
+spider announces with tianwang.signals.share_opened as it opens; a crawl without one is not
+filtered. As Scrapy's OffsiteMiddleware, a request is refused when it is
 scheduled, so it never waits in the frontier, and again before download for one that
 bypassed the scheduler. A redirect is a new request and passes through both: a share never
 follows a redirect into another share's key path, except the homepage's own redirects (the
@@ -14,15 +15,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from scrapy import Request, signals
+from scrapy import Request
+from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
 
+from tianwang import meta, signals
 from tianwang.share import Share
 from tianwang.urls import path_key
 
 logger = logging.getLogger(__name__)
-
-SHARE_ATTRIBUTE = "partition_share"  # the spider attribute holding its Share (or None)
 
 
 class PartitionMiddleware:
@@ -34,16 +35,17 @@ class PartitionMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Any) -> PartitionMiddleware:
         middleware = cls(crawler.stats)
-        crawler.signals.connect(middleware.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(middleware.request_scheduled, signal=signals.request_scheduled)
+        crawler.signals.connect(middleware.share_opened, signal=signals.share_opened)
+        crawler.signals.connect(
+            middleware.request_scheduled, signal=scrapy_signals.request_scheduled
+        )
         return middleware
 
-    def spider_opened(self, spider: Any) -> None:
-        self.share = getattr(spider, SHARE_ATTRIBUTE, None)
-        if self.share is not None:
+    def share_opened(self, share: Share | None) -> None:
+        self.share = share
+        if share is not None:
             logger.info("Crawling share %d of %d of the partition of %d sites",
-                        self.share.index, self.share.plan_file.crawlers,
-                        len(self.share.plan_file.sites))
+                        share.index, share.plan_file.crawlers, len(share.plan_file.sites))
 
     def request_scheduled(self, request: Request) -> None:
         self.process_request(request)
@@ -52,7 +54,7 @@ class PartitionMiddleware:
         share = self.share
         if share is None or _is_robots(request.url):
             return
-        chain = request.meta.get("redirect_urls")  # set by RedirectMiddleware
+        chain = request.meta.get(meta.REDIRECT_URLS)  # set by RedirectMiddleware
         if share.allows(request.url, chain[0] if chain else None):
             return
         self.stats.inc_value("tianwang/partition/refused")

@@ -45,13 +45,14 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import defer, task
 
+from tianwang import meta
 from tianwang.config import SettingError, get_int
 from tianwang.middlewares.failures import DownloadFailed
 
 logger = logging.getLogger(__name__)
 
 MAX_ROBOTS_BYTES = 500 * 1024  # RFC 9309 2.5: a parser must read at least 500 KiB
-ROBOTS_META = "tianwang_robots"  # marks the middleware's own robots.txt requests
+ROBOTS_META = meta.ROBOTS  # marks the middleware's own robots.txt requests
 HOSTS_KEPT = 100_000  # hosts whose robots.txt is remembered; the oldest are forgotten
 
 

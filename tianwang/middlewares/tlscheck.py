@@ -1,4 +1,4 @@
-"""Count and log the certificate problems the https handler found (tianwang/tlscheck.py).
+"""Count and log the certificate problems the https handler found (tianwang/tlshandler.py).
 
 A page is fetched whatever its host's certificate; its response then carries a flag
 `tls:<reason>` (expired, not_yet_valid, self_signed, wrong_name, unknown_ca, invalid) for
@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from scrapy import Request
 from scrapy.http import Response
 
-from tianwang.tlscheck import FLAG, MAX_HOSTS, TLSCheckConfig
+from tianwang.tlshandler import FLAG, MAX_HOSTS, TLSCheckConfig
 
 logger = logging.getLogger(__name__)
 

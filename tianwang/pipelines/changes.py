@@ -1,4 +1,4 @@
-"""Change statistics: every visit of every url goes to the visit history (DESIGN.md 8).
+"""Change statistics: every visit of every url goes to the visit history (docs/design.md 8).
 
 Runs before the dedup pipeline, on pages (PageItem) and on revisits answered 304
 (NotModifiedItem, which nothing else sees). A visit's time is the response's Date header,
@@ -15,15 +15,15 @@ from __future__ import annotations
 import hashlib
 import logging
 from datetime import UTC
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from scrapy.exceptions import DropItem, NotConfigured
 
 from tianwang.analysis.blocks import block_links, content_hash, segment
 from tianwang.analysis.entry import in_host_links, is_entry, new_link_share
-from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str
+from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str, get_share
 from tianwang.formats.history import HistoryStore, Visit
+from tianwang.httpheaders import charset, header, media_type, visit_time
 from tianwang.items import NotModifiedItem, PageItem, SitemapLastmodItem
 
 logger = logging.getLogger(__name__)
@@ -119,50 +119,6 @@ class ChangeStatsPipeline:
         self.store.add(visit, None)
         self.stats.inc_value("tianwang/changes/visits")
         self.stats.inc_value("tianwang/changes/not_modified")
-
-
-def get_share(settings: Any, name: str) -> float:
-    value = settings.get(name)
-    try:
-        share = float(value)
-    except (TypeError, ValueError):
-        raise SettingError(name, value, "a number from 0 to 1") from None
-    if not 0 <= share <= 1:
-        raise SettingError(name, value, "a number from 0 to 1")
-    return share
-
-
-def header(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
-    name = name.lower()
-    for key, value in headers:
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
-
-
-def media_type(headers: list[tuple[bytes, bytes]]) -> str:
-    value = header(headers, b"Content-Type") or ""
-    return value.split(";")[0].strip().lower()
-
-
-def charset(headers: list[tuple[bytes, bytes]]) -> str | None:
-    """The charset the Content-Type header names (None: the parser reads the page's meta)."""
-    for param in (header(headers, b"Content-Type") or "").split(";")[1:]:
-        name, _, value = param.partition("=")
-        if name.strip().lower() == "charset" and value.strip():
-            return value.strip().strip('"').lower()
-    return None
-
-
-def visit_time(headers: list[tuple[bytes, bytes]], fallback: float) -> float:
-    """The Date header as epoch seconds; the crawler's clock without a usable one."""
-    value = header(headers, b"Date")
-    if value:
-        try:
-            return parsedate_to_datetime(value).timestamp()
-        except (TypeError, ValueError):
-            pass
-    return fallback
 
 
 def w3c_datetime(value: str) -> float | None:

@@ -1,4 +1,4 @@
-"""Online MD5 dedup: a body already stored in the tree is not stored again (DESIGN.md 7).
+"""Online MD5 dedup: a body already stored in the tree is not stored again (docs/design.md 7).
 
 Runs before the storage pipeline. The md5 is of the body as stored (the undecoded bytes of
 PageItem.body, which the record's DATA ends with), so it equals what `tianwang dedup` and

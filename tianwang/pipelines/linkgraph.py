@@ -24,7 +24,7 @@ from typing import Any
 from scrapy.exceptions import NotConfigured
 
 from tianwang.config import get_bool, get_int, get_nonempty_str
-from tianwang.formats.linkgraph import LinkGraphWriter
+from tianwang.formats.linksfile import LinkGraphWriter
 from tianwang.items import PageItem
 from tianwang.urls import url_host
 

@@ -1,4 +1,8 @@
-"""Store each page as a Tianwang record under TIANWANG_DATA_DIR (DESIGN.md section 6)."""
+"""Store each page as a Tianwang record under TIANWANG_DATA_DIR (docs/design.md section 6).
+
+Once a page's record is written it sends tianwang.signals.page_stored: whoever must know
+(the Redis scheduler marks the leased request stored) listens, no component is called.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 
 from scrapy.exceptions import DropItem
 
+from tianwang import signals
 from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str
 from tianwang.formats import Record, RecordStore, build_http_response, format_date
 from tianwang.formats.record import MAX_DATA
@@ -26,6 +31,7 @@ class TianwangStoragePipeline:
         self.max_open = max_open
         self.store: RecordStore | None = None
         self.stats: Any = None
+        self.signals: Any = None
         self.started = 0.0
         self._warned_too_big = False
 
@@ -39,6 +45,7 @@ class TianwangStoragePipeline:
             level=get_int(settings, "TIANWANG_COMPRESS_LEVEL", minimum=1, maximum=9),
         )
         pipeline.stats = crawler.stats
+        pipeline.signals = crawler.signals
         return pipeline
 
     def open_spider(self) -> None:
@@ -89,6 +96,7 @@ class TianwangStoragePipeline:
         self.store.write(url_host(item.url), record)
         self.stats.inc_value("tianwang/storage/records")
         self.stats.inc_value("tianwang/storage/body_bytes", len(item.body))
+        self.signals.send_catch_log(signals.page_stored, item=item)
 
 
 def to_record(item: PageItem) -> Record:

@@ -1,4 +1,4 @@
-"""The `refresh` spider: revisit the stored pages that are due (DESIGN.md 8, issue 6).
+"""The `refresh` spider: revisit the stored pages that are due (docs/design.md 8, issue 6).
 
     scrapy crawl refresh -s TIANWANG_DATA_DIR=data [-a now=EPOCH] [-a all=1]
 
@@ -34,10 +34,10 @@ from tianwang.analysis.blocks import block_links, segment
 from tianwang.analysis.entry import in_host_links, is_entry, new_link_share
 from tianwang.analysis.pagetypes import PAGE_TYPES, page_types
 from tianwang.analysis.revisits import POLICIES, Due, due, url_rates
-from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str
+from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str, get_share
 from tianwang.formats.history import FILE_NAME, HistoryStore
+from tianwang.httpheaders import charset
 from tianwang.items import NotModifiedItem
-from tianwang.pipelines.changes import charset, get_share
 from tianwang.spiders.site import media_type, page_item
 
 NEW_LINK_PRIORITY = 100  # new links of entry pages go before every revisit

@@ -27,11 +27,14 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from scrapy import Request, Spider, signals
+from scrapy import Request, Spider
+from scrapy import signals as scrapy_signals
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 
+from tianwang import meta, signals
 from tianwang.config import SettingError, get_bool, get_int, get_str_list
+from tianwang.config.shared_crawl import is_shared
 from tianwang.items import PageItem
 from tianwang.seeds import SeedError, load_seeds
 from tianwang.share import Share, load_share
@@ -39,18 +42,15 @@ from tianwang.spiders.sitemaps import SITEMAP_META, SitemapConfig, SitemapReader
 from tianwang.urls import canonical_url, session_id_pattern, strip_session_ids, url_host
 
 _SKIPPED_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
-PARENT_META = "tianwang_parent"  # the url of the page whose link made the request
 _LINK_XPATH = "//a/@href | //area/@href"
 # What a reader sees of a page: its text nodes, not markup, attribute values or scripts.
 _TEXT_XPATH = "//text()[not(ancestor::script or ancestor::style)]"
-BOOST_META = "tianwang_boost"
-STORED_META = "tianwang_stored"  # set by the Redis frontier (tianwang.distributed.scheduler)
 _DOMAIN = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)*\Z")
 
 
 class SiteSpider(Spider):
     name = "site"
-    # Set by from_crawler from the settings (defaults in tianwang/settings.py).
+    # Set by from_crawler from the settings (defaults in tianwang/default_settings.py).
     seed_urls: list[str]
     max_levels: int
     stay_in_host: bool
@@ -58,7 +58,7 @@ class SiteSpider(Spider):
     keywords: tuple[str, ...]
     keyword_boost: int
     session_ids: re.Pattern[str] | None  # TIANWANG_SESSION_PARAMS, stripped from links
-    partition_share: Share | None  # read by tianwang.middlewares.partition
+    partition_share: Share | None  # announced by signals.share_opened as the spider opens
     sitemaps: SitemapReader | None  # None unless TIANWANG_SITEMAPS
 
     def __init__(
@@ -89,16 +89,21 @@ class SiteSpider(Spider):
         spider.session_ids = session_id_pattern(get_keywords(settings, "TIANWANG_SESSION_PARAMS"))
         # Bad seeds stop the crawl here, before anything is fetched. A node joining a crawl
         # shared through Redis needs none: the crawl was seeded by another node.
-        joining = settings.get("TIANWANG_REDIS_URL") and spider.seeds_arg is None
+        joining = is_shared(settings) and spider.seeds_arg is None
         spider.partition_share = load_share(spider.partition_arg, spider.share_arg)
         spider.seed_urls = [] if joining else spider.start_seeds()
+        crawler.signals.connect(spider.announce_share, signal=scrapy_signals.spider_opened)
         spider.sitemaps = None
         sitemaps = SitemapConfig.from_settings(settings)
         if sitemaps.enabled:
             spider.sitemaps = SitemapReader(sitemaps, crawler, spider.follows,
                                             spider.parse, spider.parse_sitemap)
-            crawler.signals.connect(spider.robots_parsed, signal=signals.robots_parsed)
+            crawler.signals.connect(spider.robots_parsed, signal=scrapy_signals.robots_parsed)
         return spider
+
+    def announce_share(self) -> None:
+        """Tell the crawl (PartitionMiddleware) which share of a partition this is, if any."""
+        self.crawler.signals.send_catch_log(signals.share_opened, share=self.partition_share)
 
     def start_seeds(self) -> list[str]:
         """The seeds, then a share's homepages and supplementary seeds; SeedError if none."""
@@ -132,12 +137,12 @@ class SiteSpider(Spider):
         yield from self.sitemaps.parse(response)
 
     def parse(self, response: Response) -> Iterator[PageItem | Request]:
-        level = response.meta.get("depth", 0) + 1
+        level = response.meta.get(meta.DEPTH, 0) + 1
         mime = media_type(response)
         links = extract_links(response) if mime == "text/html" else []
         if links and self.session_ids is not None:
             links = self.without_session_ids(links)
-        if response.meta.get(STORED_META):
+        if response.meta.get(meta.STORED):
             pass  # stored by a node of a shared crawl that died before saying it was done
         elif mime in self.store_types:
             yield page_item(response, level, links)
@@ -147,12 +152,13 @@ class SiteSpider(Spider):
             return
         page_host = url_host(response.url)
         follow = [url for url in links if self.follows(page_host, url)]
-        meta = self.boost_meta(response, mime) if follow else None
-        if meta:
+        boost = self.boost_meta(response, mime) if follow else None
+        if boost:
             self.crawler.stats.inc_value("tianwang/topical/boosted_requests", len(follow))
-        meta = {**(meta or {}), PARENT_META: response.url}  # survives redirects; Referer doesn't
+        # The parent survives redirects; Referer doesn't.
+        request_meta = {**(boost or {}), meta.PARENT: response.url}
         for url in follow:
-            yield Request(url, callback=self.parse, meta=meta)
+            yield Request(url, callback=self.parse, meta=request_meta)
 
     def without_session_ids(self, links: list[str]) -> list[str]:
         """The links with session ids stripped (issue 16): one url per page, not one a visit."""
@@ -170,7 +176,7 @@ class SiteSpider(Spider):
         if not any(keyword in text for keyword in self.keywords):
             return None
         self.crawler.stats.inc_value("tianwang/topical/pages")
-        return {BOOST_META: self.keyword_boost}
+        return {meta.BOOST: self.keyword_boost}
 
     def follows(self, page_host: str, link: str) -> bool:
         """Whether a link of a page on page_host is worth a request."""
@@ -257,7 +263,7 @@ def _extension(path: str) -> str:
 
 
 def page_item(response: Response, level: int, links: list[str]) -> PageItem:
-    redirects = response.meta.get("redirect_urls") or [response.url]
+    redirects = response.meta.get(meta.REDIRECT_URLS) or [response.url]
     return PageItem(
         url=response.url,
         requested_url=redirects[0],
@@ -269,5 +275,5 @@ def page_item(response: Response, level: int, links: list[str]) -> PageItem:
         level=level,
         protocol=response.protocol or "HTTP/1.1",
         links=links,
-        parent=response.meta.get(PARENT_META),
+        parent=response.meta.get(meta.PARENT),
     )

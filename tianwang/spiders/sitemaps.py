@@ -32,14 +32,15 @@ from scrapy.http import Response
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 
+from tianwang import meta
 from tianwang.config import get_bool, get_int
 from tianwang.items import SitemapLastmodItem
 from tianwang.urls import url_host
 
 logger = logging.getLogger(__name__)
 
-SITEMAP_META = "tianwang_sitemap"  # (host it speaks for, index depth) of a sitemap request
-LASTMOD_META = "tianwang_lastmod"  # a sitemap's lastmod for the url requested
+SITEMAP_META = meta.SITEMAP  # (host it speaks for, index depth) of a sitemap request
+LASTMOD_META = meta.LASTMOD  # a sitemap's lastmod for the url requested
 GZIP_MAGIC = b"\x1f\x8b\x08"
 
 

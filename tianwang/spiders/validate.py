@@ -4,9 +4,9 @@
 
 Reads a site list (`<site>\\t<pages>`, more columns ignored), asks each site's homepage once,
 as `wget -T 20 -t 2` did: TIANWANG_VALIDATE_TIMEOUT seconds, TIANWANG_VALIDATE_TRIES attempts
-in all, TIANWANG_VALIDATE_CONCURRENCY at once (tianwang/settings.py; they set DOWNLOAD_TIMEOUT,
-RETRY_TIMES = tries - 1 and CONCURRENT_REQUESTS at spider priority, so a Scrapy setting given
-with -s still wins).
+in all, TIANWANG_VALIDATE_CONCURRENCY at once (tianwang/default_settings.py; they set
+DOWNLOAD_TIMEOUT, RETRY_TIMES = tries - 1 and CONCURRENT_REQUESTS at spider priority, so a
+Scrapy setting given with -s still wins).
 
 wget's `-t` is "number of tries", the first one included, and seed 004's own arithmetic (a dead
 host costs at least 40 s at -T 20) agrees: two attempts in all, one retry. The old
@@ -54,12 +54,13 @@ from twisted.internet import error
 from twisted.python.failure import Failure
 from twisted.web.client import ResponseFailed
 
+from tianwang import meta
 from tianwang.collection.hosttable import Checked, TableError, read_rows, removal_line
 from tianwang.collection.sitelist import split_site, write_lines
 from tianwang.config import SettingError, get_int
 from tianwang.hosts import DEFAULT_PORTS
 
-SITE_META = "tianwang_site"
+SITE_META = meta.SITE
 # Error answers go to parse (recorded there) rather than to HttpErrorMiddleware, which would
 # log a line per unreachable site; 3xx stay out, so redirects are still followed.
 ERROR_STATUSES = list(range(400, 600))

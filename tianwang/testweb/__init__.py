@@ -3,6 +3,7 @@
 The model (`SyntheticWeb`) is pure python; the server lives in `server` and needs Twisted.
 """
 
-from tianwang.testweb.model import Response, SyntheticWeb
+from tianwang.testweb.model import SyntheticWeb
+from tianwang.testweb.response import Response
 
 __all__ = ["Response", "SyntheticWeb"]

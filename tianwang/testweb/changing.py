@@ -37,12 +37,12 @@ from random import Random
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from tianwang.testweb.model import Response
+from tianwang.testweb.response import Response
 from tianwang.testweb.text import ANCHOR_TEXTS, PARAGRAPHS
 
 if TYPE_CHECKING:
     from tianwang.testweb.model import SyntheticWeb
-    from tianwang.testweb.site import Entry
+    from tianwang.testweb.sitebuilder import Entry
 
 CLOCK_START = 1072915200  # 2004-01-01 00:00:00 UTC
 DAY = 86400

@@ -1,6 +1,6 @@
 """A recorded link graph served as a web: every page at its url, its links as <a href>.
 
-The recorded format is the UCI crawl's (../shared/data/uci-ics-dev-crawl/README.md):
+The recorded format is the UCI ICS crawl graph's:
 pages.tsv `id url host` and edges.tsv `src_id dst_id`, tab-separated, each with a header,
 read by the partition commands' reader (tianwang.analysis.sitegraph.read_recorded_graph).
 Bodies are synthesized: deterministic running text chosen by the page id, with the page's
@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tianwang.analysis.sitegraph import PAGES_FILE, GraphDirError, read_recorded_graph
 from tianwang.formats.partitionplan import PlanFile
-from tianwang.testweb.model import Response
+from tianwang.testweb.response import Response
 from tianwang.testweb.text import PARAGRAPH_COUNT, RINGS
 from tianwang.urls import safe_url
 

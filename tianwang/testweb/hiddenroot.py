@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from random import Random
 
-from tianwang.testweb.site import Entry, Site
+from tianwang.testweb.sitebuilder import Entry, Site
 
 HIDDEN_EVERY = 3
 HOME_PATHS = ("/cms/index.asp", "/portal/main.php", "/web/default.htm", "/home.jsp",

@@ -1,7 +1,7 @@
 """The test web's collection host list (issue 9): D0 url lists and the truth of every site.
 
 Pure python. `CollectionWeb(seed, hosts, max_pages)` is the junk-enabled SyntheticWeb plus the
-hosts a collection build (seed 004 chapter 3, DESIGN.md section 11) must sort out, each class
+hosts a collection build (seed 004 chapter 3, docs/design.md section 11) must sort out, each class
 made by construction, each with the step that removes it:
 
     class        step reason      what it is
@@ -43,8 +43,9 @@ from random import Random
 from typing import Any
 
 from tianwang.testweb.junk import IP_HOSTS, PORT_HOSTS, SPAM_LIST
-from tianwang.testweb.model import Response, SyntheticWeb
+from tianwang.testweb.model import SyntheticWeb
 from tianwang.testweb.render import status_page
+from tianwang.testweb.response import Response
 
 MIN_PAGES = 10  # seed 004: hosts with fewer pages are dropped
 FAMILY_DOMAIN = "freeblog8.com.cn"  # the outlier family's registered domain (two-label suffix)
@@ -69,7 +70,7 @@ _DOTTED = re.compile(rf"^{_OCTET}(?:\.{_OCTET}){{3}}$")  # an IP as D0 writes it
 
 
 @dataclass
-class Site:
+class ListedSite:
     """One name of the host list and what each collection step must do with it."""
 
     host: str  # as written in a url: lowercase, ":port" only when not 80
@@ -113,7 +114,7 @@ class CollectionWeb:
         return [f"http://{host}/" for host in self.hosts]
 
     @cached_property
-    def sites(self) -> list[Site]:
+    def sites(self) -> list[ListedSite]:
         sites = self._normal()
         sites += self._aliases(sites)
         sites += self._unreachable() + self._malformed() + self._junk()
@@ -123,18 +124,18 @@ class CollectionWeb:
 
     # -- the classes ----------------------------------------------------------------------
 
-    def _normal(self) -> list[Site]:
+    def _normal(self) -> list[ListedSite]:
         sites = []
         for index, host in enumerate(self.web.hosts):
             urls = sorted(self.web.site(index).entries)
-            sites.append(Site(host, len(urls), "normal", urls=urls))
+            sites.append(ListedSite(host, len(urls), "normal", urls=urls))
         for site in self.rng.sample(sites, SMALL_TRUNCATED):
             if site.pages >= MIN_PAGES:
                 site.urls = site.urls[: self.rng.randint(3, MIN_PAGES - 1)]
                 site.pages = len(site.urls)
         return sites
 
-    def _aliases(self, normal: list[Site]) -> list[Site]:
+    def _aliases(self, normal: list[ListedSite]) -> list[ListedSite]:
         www = [s for s in normal if s.host.startswith("www.")]
         other = [s for s in normal if not s.host.startswith("www.")]
         if len(www) < 3 or len(other) < 2:
@@ -157,7 +158,7 @@ class CollectionWeb:
                 self.redirects[name] = f"http://{original.host}/"
             else:
                 self.alias_netlocs[name] = original.host
-            alias = Site(name, pages, "alias", urls=_urls_on(name, original.urls, pages))
+            alias = ListedSite(name, pages, "alias", urls=_urls_on(name, original.urls, pages))
             kept, dropped = _keep_order(original, alias)
             for site in dropped:
                 site.cls, site.step, site.reason, site.alias_of = "alias", "D3", "alias", kept.site
@@ -166,7 +167,7 @@ class CollectionWeb:
             aliases.append(alias)
         return aliases
 
-    def _unreachable(self) -> list[Site]:
+    def _unreachable(self) -> list[ListedSite]:
         sites = []
         for reason, names in UNREACHABLE.items():
             for name in names:
@@ -175,10 +176,10 @@ class CollectionWeb:
                 sites.append(self._made(name, "unreachable", "D2", reason))
         return sites
 
-    def _malformed(self) -> list[Site]:
+    def _malformed(self) -> list[ListedSite]:
         return [self._made(name, "malformed", "D1", why) for name, why in MALFORMED.items()]
 
-    def _junk(self) -> list[Site]:
+    def _junk(self) -> list[ListedSite]:
         assert self.web.junk is not None
         sites = [self._made(h, "port", "D4", "port") for h in PORT_HOSTS]
         sites += [self._made(h, "ip", "D4", "ip") for h in IP_HOSTS if _DOTTED.match(h)]
@@ -189,14 +190,14 @@ class CollectionWeb:
             sites += [self._made(h, why, "D4", why, JUNK_PAGES) for h in hosts[:JUNK_PER_GROUP]]
         return sites
 
-    def _family(self) -> list[Site]:
+    def _family(self) -> list[ListedSite]:
         rng, names = Random(f"family:{self.seed}"), set()
         while len(names) < FAMILY_SIZE:
             names.add(f"{rng.choice('abcdefghkmnpqrstwxyz')}{rng.randint(1, 9999)}.{FAMILY_DOMAIN}")
         self.templated |= names
         return [self._made(n, "family", "D4", "family", FAMILY_PAGES) for n in sorted(names)]
 
-    def _multihost(self) -> list[Site]:
+    def _multihost(self) -> list[ListedSite]:
         low, high = MULTI_PAGES
         step = (high / low) ** (1 / (len(MULTI_LABELS) - 1))
         sites = []
@@ -204,15 +205,15 @@ class CollectionWeb:
             name = f"{label}.{MULTI_DOMAIN}"
             self.templated.add(name)
             pages = round(low * step**k)
-            sites.append(Site(name, pages, "multihost", urls=_urls_on(name, [], pages)))
+            sites.append(ListedSite(name, pages, "multihost", urls=_urls_on(name, [], pages)))
         return sites
 
     def _made(self, name: str, cls: str, step: str, reason: str,
-              pages: tuple[int, int] = (10, 40)) -> Site:
+              pages: tuple[int, int] = (10, 40)) -> ListedSite:
         count = self.rng.randint(*pages)
-        return Site(name, count, cls, step, reason, urls=_urls_on(name, [], count))
+        return ListedSite(name, count, cls, step, reason, urls=_urls_on(name, [], count))
 
-    def _mark_small(self, sites: list[Site]) -> None:
+    def _mark_small(self, sites: list[ListedSite]) -> None:
         for site in sites:
             if site.step is None and (site.group_pages or site.pages) < MIN_PAGES:
                 site.cls = "small" if site.cls == "normal" else site.cls
@@ -261,7 +262,7 @@ class CollectionWeb:
             record |= self._home_truth(site)
             yield record
 
-    def _home_truth(self, site: Site) -> dict[str, Any]:
+    def _home_truth(self, site: ListedSite) -> dict[str, Any]:
         """What fetching the homepage gives: final url, status and body MD5."""
         if site.step == "D1":
             return {"final_url": None, "status": None, "md5": None}
@@ -274,10 +275,10 @@ class CollectionWeb:
         return {"final_url": url, "status": answer.status, "md5": md5}
 
 
-def _keep_order(a: Site, b: Site) -> tuple[Site, list[Site]]:
+def _keep_order(a: ListedSite, b: ListedSite) -> tuple[ListedSite, list[ListedSite]]:
     """The dealias rule on two names: default port, then www, then pages, then the string."""
 
-    def key(s: Site) -> tuple:
+    def key(s: ListedSite) -> tuple:
         return (":" in s.host, not s.host.startswith("www."), -s.pages, s.site)
 
     first, second = sorted((a, b), key=key)

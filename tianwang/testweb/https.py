@@ -25,7 +25,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tianwang.testweb import render
-from tianwang.testweb.site import Site
+from tianwang.testweb.response import (
+    LRU,
+    Response,
+    entry_response,
+    status_response,
+    truth_record,
+)
+from tianwang.testweb.sitebuilder import Site
 
 KINDS = ("http", "https", "redirect", "both", "expired", "self_signed", "wrong_name")
 WEIGHTS = (0.2, 0.3, 0.25, 0.13, 0.04, 0.04, 0.04)  # most of today's web is https
@@ -46,7 +53,6 @@ class HttpsWeb:
     def __init__(self, seed: int, hosts: list[str], base_site: Callable[[int], Site],
                  cache: int = 4096, only: str | None = None) -> None:
         """only="https": every host https only with a valid certificate (bench/https.py)."""
-        from tianwang.testweb.model import LRU
 
         self.hosts = hosts
         self.kinds = {host: only or host_kind(seed, i) for i, host in enumerate(hosts)}
@@ -101,7 +107,6 @@ class HttpsWeb:
     # -- serving ------------------------------------------------------------------------
 
     def respond(self, url: str) -> Any:
-        from tianwang.testweb.model import _entry_response, _status_response
 
         parts = urlsplit(url)
         try:
@@ -111,21 +116,20 @@ class HttpsWeb:
         host, scheme = parts.hostname or "", parts.scheme
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         if host not in self.kinds or port not in (None, DEFAULT_PORTS.get(scheme)):
-            return _status_response(502, parts.path or "/")
+            return status_response(502, parts.path or "/")
         if scheme not in self.schemes(host):
             if scheme == "http" and self.kinds[host] == "redirect":
                 return redirect_response(f"https://{host}{path}", path)
-            return _status_response(502, parts.path or "/")  # nothing listens there
+            return status_response(502, parts.path or "/")  # nothing listens there
         site = self.site(self._index[host], scheme)
         entry = site.entries.get(f"{scheme}://{host}{path}")
         if entry is None:
-            return _status_response(404, path)
-        return _entry_response(site, entry)
+            return status_response(404, path)
+        return entry_response(site, entry)
 
     # -- truth --------------------------------------------------------------------------
 
     def truth(self, bodies: bool) -> Iterator[dict[str, Any]]:
-        from tianwang.testweb.model import truth_record
 
         for index, host in enumerate(self.hosts):
             tls = self.tls(host)
@@ -155,9 +159,7 @@ class HttpsWeb:
             yield record
 
 
-def redirect_response(location: str, path: str) -> Any:
-    from tianwang.testweb.model import Response
-
+def redirect_response(location: str, path: str) -> Response:
     headers = [("Content-Type", "text/html; charset=utf-8"), ("Location", location)]
     return Response(301, headers, render.status_page(301, path))
 

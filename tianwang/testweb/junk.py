@@ -28,7 +28,7 @@ from functools import cached_property
 from random import Random
 from typing import Any
 
-from tianwang.testweb.model import Response
+from tianwang.testweb.response import Response
 
 # The spam list of this web: a domain (with all its subdomains) and a regex, as a crawl
 # would be given them in TIANWANG_SPAM_LIST.

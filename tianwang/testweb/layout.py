@@ -13,7 +13,7 @@ from random import Random
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from tianwang.testweb.site import Entry
+    from tianwang.testweb.sitebuilder import Entry
 
 # Seed 004 measured the number of Chinese sites of size s falling as s^-0.7 (slope -0.68).
 SIZE_EXPONENT = 0.7
@@ -56,11 +56,11 @@ _CUMULATIVE: dict[int, list[float]] = {}
 T = TypeVar("T")
 
 
-class Draws(Protocol):
+class RandomDraws(Protocol):
     def random(self) -> float: ...
 
 
-def pick(rng: Draws, items: Sequence[T]) -> T:
+def pick(rng: RandomDraws, items: Sequence[T]) -> T:
     """rng.choice without its rejection loop, for the per-page draws (one float each)."""
     return items[int(rng.random() * len(items))]
 

@@ -7,66 +7,30 @@ so what is served and what truth() says cannot drift apart. Everything follows f
 
 from __future__ import annotations
 
-import hashlib
-from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from tianwang.testweb import render
 from tianwang.testweb.names import host_name
-from tianwang.testweb.site import Entry, Site, SiteBuilder
+from tianwang.testweb.response import (
+    LRU,
+    Response,
+    entry_response,
+    status_response,
+    truth_record,
+)
+from tianwang.testweb.sitebuilder import Site, SiteBuilder
 
 if TYPE_CHECKING:
     from tianwang.testweb.changing import Changes
     from tianwang.testweb.hiddenroot import HiddenRoots
     from tianwang.testweb.https import HttpsWeb
     from tianwang.testweb.junk import JunkWeb
-    from tianwang.testweb.mirrors import Mirrors
+    from tianwang.testweb.mirrorsites import Mirrors
     from tianwang.testweb.protocols import ProtocolWeb
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-@dataclass(frozen=True, slots=True)
-class Response:
-    """What the server sends for a url: status, headers (Content-Type first) and body."""
-
-    status: int
-    headers: list[tuple[str, str]]
-    body: bytes
-
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        return next((value for key, value in self.headers if key.lower() == name), None)
-
-
-class LRU(Generic[K, V]):
-    """A small least-recently-used map: hosts and bodies are cached, not kept forever."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._items: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        value = self._items.get(key)
-        if value is not None:
-            self._items.move_to_end(key)
-        return value
-
-    def put(self, key: K, value: V) -> V:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        if len(self._items) > self.capacity:
-            self._items.popitem(last=False)
-        return value
-
-    def __len__(self) -> int:
-        return len(self._items)
-
 
 class SyntheticWeb:
     """`hosts` sites, built lazily: constructing even a 5,000-host web builds no site."""
@@ -92,7 +56,7 @@ class SyntheticWeb:
         # Opt-in copies of pages under other urls (tianwang/testweb/mirrors.py).
         self.mirrors: Mirrors | None = None
         if mirrors:
-            from tianwang.testweb.mirrors import Mirrors
+            from tianwang.testweb.mirrorsites import Mirrors
 
             self.mirrors = Mirrors(seed, self.hosts, self._base_site)
         # Opt-in clock, changing pages and conditional GET (tianwang/testweb/changing.py).
@@ -180,15 +144,15 @@ class SyntheticWeb:
             port = -1
         index = self._index.get(parts.hostname or "")
         if parts.scheme != "http" or port not in (None, 80) or index is None:
-            return _status_response(502, parts.path or "/")
+            return status_response(502, parts.path or "/")
         site = self.site(index)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         entry = site.entries.get(f"http://{site.host}{path}")
         if entry is None:
-            return _status_response(404, path)
+            return status_response(404, path)
         if entry.kind == "copy" and self.mirrors is not None:
             return self.respond(self.mirrors.copy_of[entry.url])  # the original's, verbatim
-        response = _entry_response(site, entry)
+        response = entry_response(site, entry)
         if self.junk and entry.kind == "home":
             response = replace(response, body=self.junk.decorate(index, response.body))
         return response
@@ -219,35 +183,3 @@ class SyntheticWeb:
             yield from self.junk.truth(bodies)
         if self.protocols is not None:
             yield from self.protocols.truth()
-
-
-def truth_record(site: Site, entry: Entry, bodies: bool = True) -> dict[str, Any]:
-    record = {
-        "url": entry.url,
-        "host": site.host,
-        "status": entry.status,
-        "content_type": entry.mime,
-        "links": list(dict.fromkeys(entry.links)),
-        "kind": entry.kind,
-        "location": entry.location,
-        "charset": entry.charset,
-        "robots_allowed": entry.robots_allowed,
-        "distance": entry.distance,
-    }
-    if bodies:
-        body = render.body(site, entry)
-        record["bytes"] = len(body)
-        record["md5"] = hashlib.md5(body).hexdigest()
-    return record
-
-
-def _entry_response(site: Site, entry: Entry) -> Response:
-    headers = [("Content-Type", render.content_type(entry))]
-    if entry.location is not None:
-        headers.append(("Location", entry.location))
-    return Response(entry.status, headers, render.body(site, entry))
-
-
-def _status_response(status: int, path: str) -> Response:
-    headers = [("Content-Type", "text/html; charset=utf-8")]
-    return Response(status, headers, render.status_page(status, path))

@@ -36,7 +36,7 @@ from time import time
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from tianwang.testweb.model import Response
+from tianwang.testweb.response import Response
 
 CRAWL_DELAY_HOST = "www.slowpoke.org"
 CRAWL_DELAY = 1  # seconds, in that host's robots.txt

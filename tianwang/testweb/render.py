@@ -10,7 +10,7 @@ import hashlib
 from random import Random
 
 from tianwang.testweb.layout import pick, relative_href
-from tianwang.testweb.site import Entry, Site
+from tianwang.testweb.sitebuilder import Entry, Site
 from tianwang.testweb.text import ANCHOR_TEXTS, PARAGRAPH_COUNT, RINGS
 
 MIN_BODY, MAX_BODY = 2000, 10000  # bytes of running text in a page, besides links and markup

@@ -1,0 +1,243 @@
+"""The shared frontier on a real redis-server: order, dedup, ownership, leases, end, restart."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import time
+
+import pytest
+import redis
+
+from tests.redis_server import RedisServer
+from tianwang.distributed.bloom import BloomShape
+from tianwang.distributed.mapping import bucket_of
+from tianwang.distributed.redisfrontier import Push, RedisFrontier
+
+BUCKETS = 64
+_jobs = itertools.count()
+
+
+def fingerprint(url: str) -> bytes:
+    return hashlib.sha1(url.encode()).digest()
+
+
+def push_of(url: str, weight: int, priority: int = 0, dont_filter: bool = False) -> Push:
+    host = url.split("/")[2]
+    fp = None if dont_filter else fingerprint(url)
+    return Push(bucket_of(host, BUCKETS), weight, priority, url.encode(), fp)
+
+
+@pytest.fixture
+def job() -> str:
+    return f"job{next(_jobs)}"
+
+
+def node(server: RedisServer, job: str, name: str, expected: int = 10_000) -> RedisFrontier:
+    client = redis.Redis.from_url(server.url)
+    shape = BloomShape.for_capacity(expected, 1e-6)
+    return RedisFrontier(client, job, name, BUCKETS, shape)
+
+
+def drain(frontier: RedisFrontier) -> list[str]:
+    taken = frontier.take(10_000, 0)
+    frontier.ack(t.member for t in taken)
+    return [t.blob.decode() for t in taken]
+
+
+def test_sorted_takes_follow_weight_then_priority_then_arrival(redis_server, job) -> None:
+    a = node(redis_server, job, "a")
+    a.heartbeat(30)
+    pushes = [
+        push_of("http://h1.example.com/x/y.html", 8),
+        push_of("http://h2.example.com/", 10),
+        push_of("http://h3.example.com/p", 9),
+        push_of("http://h4.example.com/x/y.html", 8, priority=2),
+        push_of("http://h5.example.com/x/y.html", 8),
+        push_of("http://h6.example.com/q", 9),
+        push_of("http://h7.example.com/deep", -3, priority=-1),
+    ]
+    assert a.push(pushes) == [True] * len(pushes)
+    assert drain(a) == [
+        "http://h2.example.com/",
+        "http://h3.example.com/p",  # 9, first come
+        "http://h6.example.com/q",
+        "http://h4.example.com/x/y.html",  # 8, priority 2
+        "http://h1.example.com/x/y.html",
+        "http://h5.example.com/x/y.html",
+        "http://h7.example.com/deep",
+    ]
+
+
+def test_taken_entries_carry_their_weight_and_priority(redis_server, job) -> None:
+    a = node(redis_server, job, "a")
+    a.heartbeat(30)
+    a.push([push_of("http://h.example.com/", 7, priority=-5)])
+    (taken,) = a.take(1, 0)
+    assert (taken.weight, taken.priority) == (7, -5)
+    assert taken.bucket == bucket_of("h.example.com", BUCKETS)
+
+
+def test_the_bloom_filter_drops_a_url_seen_by_any_node(redis_server, job) -> None:
+    a, b = node(redis_server, job, "a"), node(redis_server, job, "b")
+    a.heartbeat(30)
+    b.heartbeat(30)
+    url = "http://dup.example.com/page.html"
+    assert a.push([push_of(url, 9), push_of(url, 9)]) == [True, False]
+    assert b.push([push_of(url, 9)]) == [False]
+    assert b.push([push_of(url, 9, dont_filter=True)]) == [True]  # dont_filter: always
+
+
+def test_bloom_false_positives_stay_near_the_error_rate(redis_server, job) -> None:
+    a = node(redis_server, job, "a", expected=5_000)
+    a.bloom = BloomShape.for_capacity(5_000, 1e-2)
+    a.heartbeat(30)
+    urls = [f"http://h{i % 50}.example.com/{i}" for i in range(10_000)]
+    filling = a.push([push_of(url, 5) for url in urls[:5_000]])
+    assert filling.count(False) < 0.01 * len(filling)  # a filling filter errs less
+    # 1000 new urls (each added as it is tested, so the filter ends 20% past capacity).
+    fresh = a.push([push_of(url, 5) for url in urls[5_000:6_000]])
+    assert fresh.count(False) / len(fresh) < 0.025  # about 1.3% expected
+
+
+def test_random_takes_reach_every_request_once(redis_server, job) -> None:
+    a = node(redis_server, job, "a")
+    a.heartbeat(30)
+    urls = {f"http://r{i}.example.com/" for i in range(40)}
+    a.push([push_of(url, 10) for url in sorted(urls)])
+    seen: list[str] = []
+    while taken := a.take(0, 3):
+        assert len(taken) <= 3
+        seen += [t.blob.decode() for t in taken]
+    assert sorted(seen) == sorted(urls)
+    # Random: the first dozen are not simply the first come.
+    assert seen[:12] != sorted(urls, key=lambda u: int(u[8:].split(".")[0]))[:12]
+
+
+def test_a_request_goes_to_the_queue_of_its_hosts_owner(redis_server, job) -> None:
+    a, b = node(redis_server, job, "a"), node(redis_server, job, "b")
+    a.heartbeat(30)
+    b.heartbeat(30)
+    table = a.heartbeat(30).table or a.table()
+    assert set(table) == {"a", "b"}
+    urls = [f"http://o{i}.example.com/" for i in range(60)]
+    a.push([push_of(url, 10) for url in urls])
+    got_a, got_b = drain(a), drain(b)
+    assert sorted(got_a + got_b) == sorted(urls)
+    for url, owner in [(u, "a") for u in got_a] + [(u, "b") for u in got_b]:
+        assert table[bucket_of(url.split("/")[2], BUCKETS)] == owner
+
+
+def test_a_dead_nodes_leases_and_queue_go_to_the_live_nodes(redis_server, job) -> None:
+    a, b = node(redis_server, job, "a"), node(redis_server, job, "b")
+    a.heartbeat(1)
+    b.heartbeat(1)
+    urls = [f"http://d{i}.example.com/" for i in range(60)]
+    a.push([push_of(url, 10) for url in urls])
+    held = a.take(5, 0)  # leased by a, which then dies
+    assert held
+    for _ in range(30):
+        time.sleep(0.1)
+        membership = b.heartbeat(1)
+        if membership.reaped:
+            break
+    assert membership.reaped > 0
+    assert set(b.table()) == {"b"}
+    assert sorted(drain(b)) == sorted(urls)
+    assert b.finished()
+
+
+def test_the_end_needs_a_seed_every_start_pushed_and_no_lease_out(redis_server, job) -> None:
+    a = node(redis_server, job, "a")
+    a.heartbeat(30)
+    assert not a.finished()  # nothing pushed yet: a joining node waits for the seeds
+    a.starting(True)
+    a.push([push_of("http://e.example.com/", 10)])
+    assert not a.finished()
+    a.starting(False)
+    (taken,) = a.take(1, 0)
+    assert not a.finished()  # leased, not done
+    a.ack([taken.member])
+    assert a.finished()
+
+
+def test_a_released_request_is_taken_again(redis_server, job) -> None:
+    a = node(redis_server, job, "a")
+    a.heartbeat(30)
+    a.push([push_of("http://g.example.com/", 10)])
+    (taken,) = a.take(1, 0)
+    a.release([taken.member])
+    assert [t.member for t in a.take(1, 0)] == [taken.member]
+
+
+def test_a_redis_restart_loses_no_queued_request(tmp_path) -> None:
+    server = RedisServer(tmp_path / "redis").start()
+    try:
+        a = node(server, "restart", "a")
+        a.heartbeat(30)
+        urls = [f"http://s{i}.example.com/p{i % 3}" for i in range(100)]
+        a.push([push_of(url, 10 - i % 3) for i, url in enumerate(urls)])
+        server.restart()
+        a = node(server, "restart", "a")
+        assert sorted(drain(a)) == sorted(urls)
+        assert a.push([push_of(urls[0], 10)]) == [False]  # the Bloom filter survived too
+    finally:
+        server.stop()
+
+
+def test_what_a_leaving_node_holds_goes_to_the_others(redis_server, job) -> None:
+    a, b = node(redis_server, job, "a"), node(redis_server, job, "b")
+    a.heartbeat(30)
+    b.heartbeat(30)
+    urls = [f"http://l{i}.example.com/" for i in range(60)]
+    a.push([push_of(url, 10) for url in urls])
+    held = a.take(3, 0)
+    a.release([t.member for t in held])
+    a.leave()
+    assert not b.finished()  # a's requests are still to be fetched
+    b.heartbeat(30)  # rebalances without a, then hands on what a left
+    assert set(b.table()) == {"b"}
+    assert sorted(drain(b)) == sorted(urls)
+    assert b.finished()
+
+
+@pytest.mark.parametrize(("turns", "order"), [(0, "a1 a2 a3 b1 b2 b3"), (2, "a1 b1 a2 b2 a3 b3")])
+def test_hosts_take_turns_among_equal_weights_as_in_the_local_frontier(
+    redis_server, job, turns: int, order: str
+) -> None:
+    a = node(redis_server, job, "a")
+    a.turns = turns
+    a.heartbeat(30)
+    pushes = []
+    for name in ("a1", "a2", "a3", "b1", "b2", "b3"):
+        url = f"http://{name[0]}.example.com/{name}"
+        pushes.append(Push(0, 9, 0, url.encode(), fingerprint(url), f"{name[0]}.example.com"))
+    a.push(pushes)
+    assert [url.rsplit("/", 1)[1] for url in drain(a)] == order.split()
+
+
+def test_the_script_sets_the_bits_python_computes(redis_server, job) -> None:
+    a = node(redis_server, job, "a", expected=1_000)
+    a.heartbeat(30)
+    urls = [f"http://b{i}.example.com/" for i in range(50)]
+    a.push([push_of(url, 5) for url in urls])
+    client = a.client
+    for url in urls:
+        for position in a.bloom.positions(fingerprint(url)):
+            assert client.getbit(a.key("bloom:0"), position) == 1
+
+
+def test_a_stored_mark_reaches_the_next_taker_and_goes_with_the_ack(redis_server, job) -> None:
+    a, b = node(redis_server, job, "a"), node(redis_server, job, "b")
+    a.heartbeat(1)
+    a.push([push_of("http://m.example.com/", 10)])
+    (taken,) = a.take(1, 0)
+    assert not taken.stored
+    a.stored(taken.member)  # a stores the page, then dies before its ack
+    a.sync((), (), 0, 0)  # (the mark's reply is read by the next sync)
+    time.sleep(1.2)
+    b.heartbeat(1)  # reaps a: the request is b's now, marked as stored
+    (again,) = b.take(1, 0)
+    assert again.member == taken.member and again.stored
+    b.ack([again.member])
+    assert not b.client.hexists(b.key("stored"), again.member)

@@ -1,0 +1,95 @@
+"""RedisFrontierScheduler as a component on a real redis-server: the switch, order, settings."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from scrapy import Request
+from scrapy.utils.misc import load_object
+
+from tests.conftest import project_crawler, scrapy_crawl
+from tests.redis_server import RedisServer, free_port
+from tests.test_frontier_scheduler import ORDER_CASES, ORDER_EXPECTED, UnitSpider, drain
+from tianwang.config import SettingError
+from tianwang.distributed.redisscheduler import RedisFrontierScheduler
+
+_jobs = itertools.count()
+
+
+def settings_scheduler(crawler):
+    """The scheduler the crawler's settings name (the add-on picks it), as Scrapy builds it."""
+    return load_object(crawler.settings["SCHEDULER"]).from_crawler(crawler)
+
+
+def scheduler(server: RedisServer, **settings: object) -> RedisFrontierScheduler:
+    crawler = project_crawler(
+        TIANWANG_REDIS_URL=server.url,
+        TIANWANG_REDIS_JOB=f"unit{next(_jobs)}",
+        TIANWANG_NODE_NAME="solo",
+        TIANWANG_EXPECTED_URLS=10_000,
+        TIANWANG_FRONTIER_SEED=7,
+        **settings,
+    )
+    frontier = settings_scheduler(crawler)
+    assert isinstance(frontier, RedisFrontierScheduler)  # the one switch
+    frontier.open(UnitSpider())
+    return frontier
+
+
+def test_sorted_picks_follow_weight_boost_and_priority_as_the_local_frontier(
+    redis_server: RedisServer,
+) -> None:
+    frontier = scheduler(redis_server, TIANWANG_SORTED_PICKS=1000)
+    duplicate = ("http://b.example.com/", {}, 0)  # dropped by the Bloom filter
+    for url, meta, priority in [*ORDER_CASES, duplicate]:
+        frontier.enqueue_request(Request(url, meta=meta, priority=priority))
+    assert drain(frontier) == ORDER_EXPECTED
+    frontier.close("finished")
+    assert frontier.stats.get_value("tianwang/frontier/dedup/filtered") == 1
+
+
+def test_one_sorted_then_one_random_pick_by_default(redis_server: RedisServer) -> None:
+    frontier = scheduler(redis_server, TIANWANG_REDIS_BATCH=8)
+    urls = [f"http://h{i}.example.com/{'d/' * (i % 8)}p.html" for i in range(64)]
+    for url in urls:
+        frontier.enqueue_request(Request(url))
+    picked = drain(frontier)
+    assert sorted(picked) == sorted(urls)
+    assert frontier.queue.picks["random"] > 0 and frontier.queue.picks["sorted"] > 0
+    assert picked != sorted(urls, key=lambda url: url.count("/"))  # not all in weight order
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("TIANWANG_REDIS_URL", "http://127.0.0.1:6379"),
+        ("TIANWANG_BUCKETS", 0),
+        ("TIANWANG_LEASE_SECONDS", "soon"),
+        ("TIANWANG_REDIS_BATCH", 0),
+        ("TIANWANG_NODE_NAME", "a b"),
+    ],
+)
+def test_a_bad_distributed_setting_is_refused_by_name(
+    redis_server: RedisServer, name: str, value: object
+) -> None:
+    settings = {"TIANWANG_REDIS_URL": redis_server.url, name: value}
+    with pytest.raises(SettingError, match=name):
+        settings_scheduler(project_crawler(**settings))
+
+
+def test_a_crawl_with_no_redis_there_stops_with_a_message_naming_the_setting(
+    tmp_path: Path,
+) -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    result = scrapy_crawl(
+        "site",
+        {"seeds": "http://www.example.com/"},
+        {"TIANWANG_REDIS_URL": url, "TIANWANG_DATA_DIR": str(tmp_path / "data")},
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert "TIANWANG_REDIS_URL" in last and "a Redis server" in last, last

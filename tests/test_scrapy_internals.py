@@ -1,0 +1,71 @@
+"""Every private Scrapy attribute tianwang relies on, pinned against the installed Scrapy.
+
+A Scrapy upgrade that renames one fails here (and at the start of every crawl), not
+silently in a crawl that then loses work on a kill.
+"""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import pytest
+import pytest_twisted
+from scrapy import Request, Spider, signals
+from scrapy.utils.test import get_crawler
+
+from tianwang import scrapy_internals
+from tianwang.scrapy_internals import REQUIRED, ScrapyInternalsError
+
+
+class ProbeSpider(Spider):
+    """Looks at the engine while it runs: at open, and while a response is parsed."""
+
+    name = "probe"
+    seen: dict[str, object]
+
+    async def start(self):
+        yield Request("data:,one", callback=self.parse)
+
+    def parse(self, response):
+        engine = self.crawler.engine
+        self.seen["in_progress_while_parsed"] = response.request in (
+            scrapy_internals.in_progress(engine)
+        )
+        return []
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_private_attribute_is_there_on_a_running_engine() -> None:
+    seen: dict[str, object] = {}
+    crawler = get_crawler(ProbeSpider, {"LOG_LEVEL": "WARNING"})
+
+    def opened(spider: Spider) -> None:
+        engine = crawler.engine
+        scrapy_internals.check(engine)  # raises if one is gone
+        seen["checked"] = [path for path, _why in REQUIRED]
+        seen["in_progress_type"] = type(scrapy_internals.in_progress(engine))
+        scrapy_internals.wake(engine)
+        spider.seen = seen
+
+    crawler.signals.connect(opened, signal=signals.spider_opened)
+    await crawler.crawl()  # a Deferred: pytest-twisted runs this test as a Twisted coroutine
+    assert seen["checked"] == ["_slot.inprogress", "_slot.nextcall.schedule"]
+    assert seen["in_progress_type"] is set
+    # The meaning the frontier relies on: a request stays in progress while its response is
+    # parsed (so it is marked done only after its links are pushed).
+    assert seen["in_progress_while_parsed"] is True
+    assert crawler.stats.get_value("response_received_count") == 1
+
+
+@pytest.mark.parametrize("missing", [path for path, _why in REQUIRED])
+def test_a_missing_attribute_stops_the_start_naming_it(missing: str) -> None:
+    slot = SimpleNamespace(inprogress=set(), nextcall=SimpleNamespace(schedule=lambda: None))
+    engine = SimpleNamespace(_slot=slot)
+    owner_path, _, name = missing.rpartition(".")
+    owner = engine
+    for part in owner_path.split("."):
+        owner = getattr(owner, part)
+    delattr(owner, name)
+    with pytest.raises(ScrapyInternalsError, match=re.escape(f"no engine.{missing},")):
+        scrapy_internals.check(engine)

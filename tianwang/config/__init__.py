@@ -1,0 +1,82 @@
+"""Reading TIANWANG_* settings with errors that name the setting.
+
+Scrapy's own getters raise a bare ValueError ("invalid literal for int()"); a crawl that
+stops at start should say which setting is wrong and what it expects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+
+class SettingError(ValueError):
+    """A setting whose value makes no sense; raised at start, before any request."""
+
+    def __init__(self, name: str, value: Any, expected: str) -> None:
+        super().__init__(f"setting {name}={value!r} is invalid: expected {expected}")
+        self.name = name
+
+
+def get_int(
+    settings: Any, name: str, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    value = settings.get(name)
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise SettingError(name, value, "a whole number") from None
+    if isinstance(value, float) and value != number:
+        raise SettingError(name, value, "a whole number")
+    if minimum is not None and number < minimum:
+        raise SettingError(name, value, f"a whole number >= {minimum}")
+    if maximum is not None and number > maximum:
+        raise SettingError(name, value, f"a whole number <= {maximum}")
+    return number
+
+
+def get_bool(settings: Any, name: str) -> bool:
+    try:
+        return settings.getbool(name)
+    except ValueError:
+        raise SettingError(name, settings.get(name), "true or false (1/0)") from None
+
+
+def get_nonempty_str(settings: Any, name: str) -> str:
+    value = settings.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise SettingError(name, value, "a non-empty string")
+    return value
+
+
+def get_str_list(settings: Any, name: str) -> list[str]:
+    try:
+        values = settings.getlist(name)
+    except ValueError:
+        raise SettingError(name, settings.get(name), "a list of strings") from None
+    if not values or not all(isinstance(v, str) and v.strip() for v in values):
+        raise SettingError(name, settings.get(name), "a non-empty list of strings")
+    return [v.strip().lower() for v in values]
+
+
+def get_proxy_url(settings: Any, name: str) -> str:
+    """An http:// proxy URL, or "" for none."""
+    value = settings.get(name) or ""
+    if not value:
+        return ""
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SettingError(name, value, "an http://host:port proxy URL or empty")
+    return value
+
+
+def get_share(settings: Any, name: str) -> float:
+    """A share, a number from 0 to 1."""
+    value = settings.get(name)
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        raise SettingError(name, value, "a number from 0 to 1") from None
+    if not 0 <= share <= 1:
+        raise SettingError(name, value, "a number from 0 to 1")
+    return share

@@ -1,0 +1,88 @@
+"""The frontier's settings, read and checked in one place (defaults in default_settings.py)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from tianwang.config import SettingError, get_int, get_str_list
+from tianwang.urls import url_weight
+
+
+@dataclass(frozen=True)
+class FrontierConfig:
+    sorted_picks: int
+    random_picks: int
+    seed: int | None
+    expected_urls: int
+    error_rate: float
+    initial_weight: int
+    penalty_words: tuple[str, ...]
+    word_penalty: int
+    index_pages: frozenset[str]
+    host_turns: int
+    levels: bool  # a level limit is set: crawl each host level by level (levels.py)
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> FrontierConfig:
+        """The config, or SettingError naming the first setting that makes no sense."""
+        if settings.getint("CONCURRENT_REQUESTS_PER_IP"):
+            raise SettingError(
+                "CONCURRENT_REQUESTS_PER_IP",
+                settings.get("CONCURRENT_REQUESTS_PER_IP"),
+                "0 (the frontier's host awareness works per domain slot)",
+            )
+        return cls(
+            sorted_picks=get_int(settings, "TIANWANG_SORTED_PICKS", minimum=1),
+            random_picks=get_int(settings, "TIANWANG_RANDOM_PICKS", minimum=1),
+            seed=_optional_int(settings, "TIANWANG_FRONTIER_SEED"),
+            expected_urls=get_int(settings, "TIANWANG_EXPECTED_URLS", minimum=1),
+            error_rate=_error_rate(settings, "TIANWANG_BLOOM_ERROR_RATE"),
+            initial_weight=get_int(settings, "TIANWANG_INITIAL_WEIGHT", minimum=0),
+            penalty_words=_penalty_words(settings, "TIANWANG_PENALTY_WORDS"),
+            word_penalty=get_int(settings, "TIANWANG_PENALTY_WORD_WEIGHT", minimum=0),
+            index_pages=_index_pages(settings, "TIANWANG_INDEX_PAGES"),
+            host_turns=get_int(settings, "TIANWANG_HOST_TURNS", minimum=0),
+            levels=get_int(settings, "TIANWANG_MAX_LEVELS", minimum=0) > 0,
+        )
+
+    def weigher(self) -> Callable[[str], int]:
+        """url -> weight with these settings (shared by the local and the Redis frontier)."""
+        return partial(
+            url_weight,
+            initial=self.initial_weight,
+            words=self.penalty_words,
+            word_penalty=self.word_penalty,
+            index_pages=self.index_pages,
+        )
+
+
+def _penalty_words(settings: Any, name: str) -> tuple[str, ...]:
+    """The words, or () for none (get_str_list refuses an empty list)."""
+    return tuple(get_str_list(settings, name)) if settings.get(name) else ()
+
+
+def _index_pages(settings: Any, name: str) -> frozenset[str]:
+    """Lowercase file names, or none ([] or ""): a name holding "/" or "?" is no file name."""
+    names = get_str_list(settings, name) if settings.get(name) else []
+    if any("/" in page or "?" in page for page in names):
+        raise SettingError(name, settings.get(name), 'file names like "index.html", or []')
+    return frozenset(names)
+
+
+def _optional_int(settings: Any, name: str) -> int | None:
+    return None if settings.get(name) in (None, "") else get_int(settings, name)
+
+
+def _error_rate(settings: Any, name: str) -> float:
+    value = settings.get(name)
+    try:
+        rate = float(value)
+    except (TypeError, ValueError):
+        rate = math.nan
+    if not 0 < rate < 1:
+        raise SettingError(name, value, "a number between 0 and 1, e.g. 1e-6")
+    return rate

@@ -1,0 +1,74 @@
+"""The distributed settings, read and checked in one place (defaults in default_settings.py).
+
+Only TIANWANG_REDIS_URL switches the mode, and only this module reads it (is_shared for the
+add-on's choice of scheduler and the spider, redis_url for the url itself); the other
+settings shape the shared crawl. The frontier's own settings (weights, picks, Bloom size)
+are FrontierConfig's, read in tianwang/config/frontier.py.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from tianwang.config import SettingError, get_int
+
+
+@dataclass(frozen=True)
+class RedisConfig:
+    url: str
+    job: str  # the crawl's name in Redis: nodes with the same url and job share one crawl
+    node: str  # this node's name, unique among the job's nodes
+    buckets: int
+    lease_seconds: int
+    batch: int  # requests taken from Redis in one call
+
+    @classmethod
+    def from_settings(cls, settings: Any, spider_name: str = "") -> RedisConfig:
+        return cls(
+            url=redis_url(settings),
+            job=_name(settings, "TIANWANG_REDIS_JOB") or spider_name or "crawl",
+            node=_name(settings, "TIANWANG_NODE_NAME") or f"{socket.gethostname()}-{os.getpid()}",
+            buckets=get_int(settings, "TIANWANG_BUCKETS", minimum=1, maximum=1 << 20),
+            lease_seconds=get_int(settings, "TIANWANG_LEASE_SECONDS", minimum=1),
+            batch=get_int(settings, "TIANWANG_REDIS_BATCH", minimum=1),
+        )
+
+
+def is_shared(settings: Any) -> bool:
+    """Whether the crawl is shared through Redis (a url given; redis_url checks it)."""
+    return bool(settings.get("TIANWANG_REDIS_URL"))
+
+
+def redis_url(settings: Any) -> str:
+    """The Redis url, or "" for a local crawl; SettingError for one that is no Redis url."""
+    value = settings.get("TIANWANG_REDIS_URL") or ""
+    if not value:
+        return ""
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in ("redis", "rediss", "unix") or not (
+        parts.hostname or parts.path
+    ):
+        raise SettingError("TIANWANG_REDIS_URL", value, "a redis://host:port/db url, or empty")
+    return value
+
+
+def _name(settings: Any, name: str) -> str:
+    value = settings.get(name) or ""
+    if not isinstance(value, str) or any(c in value for c in ": \t\n"):
+        raise SettingError(name, value, "a name without spaces or ':', or empty")
+    return value
+
+
+def check_redis(settings: Any) -> None:
+    """The distributed settings make sense and the Redis server answers, or SettingError."""
+    import redis
+
+    config = RedisConfig.from_settings(settings)
+    try:
+        redis.Redis.from_url(config.url, socket_connect_timeout=10).ping()
+    except redis.RedisError as error:
+        raise SettingError("TIANWANG_REDIS_URL", config.url, f"a Redis server ({error})") from None

@@ -1,0 +1,287 @@
+"""The Tianwang add-on's defaults: every setting the stack sets, as Scrapy's default_settings.
+
+The add-on (tianwang/addon.py) applies each of these at add-on priority, so a project's own
+settings, a spider's custom_settings and the command line all beat it; a component dict
+(DOWNLOADER_MIDDLEWARES, ITEM_PIPELINES, ...) is merged component by component. Every
+TIANWANG_* setting has its default here, and only here, with a one-line comment; the docs
+(docs/settings.md) list them for users. A project's own identity (BOT_NAME, SPIDER_MODULES,
+USER_AGENT, LOG_LEVEL, ADDONS) is in its settings module, not here: see tianwang/settings.py.
+
+The Scrapy values are polite defaults for the real web (robots.txt obeyed, one connection
+and one second per host); the demo, the tests and the benchmarks set their own.
+"""
+
+# The revisit policy's defaults are the analysis' own (said once, there); lowercase, so the
+# add-on does not take the module for a setting.
+from tianwang.analysis import revisits as _revisits
+
+# --- Scrapy settings: politeness and order (docs/design.md section 3) ---
+# Obey each site's robots.txt.
+ROBOTSTXT_OBEY = True
+# Requests in flight at once, over all hosts.
+CONCURRENT_REQUESTS = 16
+# Connections per host at once.
+CONCURRENT_REQUESTS_PER_DOMAIN = 1
+# Seconds between two requests to one host.
+DOWNLOAD_DELAY = 1.0
+
+# Shallow levels first among requests of equal weight (breadth first, as the CWT200g crawl).
+DEPTH_PRIORITY = 1
+# FIFO disk queue for Scrapy's own scheduler, if a project chooses it (breadth first).
+SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+# FIFO memory queue for Scrapy's own scheduler, if a project chooses it (breadth first).
+SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+# The importance-first frontier (seed 000, docs/design.md section 3). DEPTH_PRIORITY above only
+# orders requests of equal weight there; the two queue settings apply to Scrapy's scheduler.
+# The add-on replaces it with tianwang.distributed.redisscheduler.RedisFrontierScheduler when
+# TIANWANG_REDIS_URL is set (a project's own SCHEDULER is left alone).
+SCHEDULER = "tianwang.frontier.scheduler.FrontierScheduler"
+EXTENSIONS = {
+    # Checks the scheduler's settings before the engine starts (a bad one stops the crawl with
+    # one message naming it; Scrapy builds the scheduler too late for that).
+    "tianwang.frontier.settingscheck.FrontierSettingsCheck": 0,
+}
+SPIDER_MIDDLEWARES = {
+    # Says when the start requests are all out (the Redis scheduler waits for it); passes
+    # every start request through unchanged.
+    "tianwang.middlewares.startdone.StartDoneMiddleware": 0,
+}
+
+# A page that still answers 5xx after retries is the web's fault, not the crawl's: it is
+# counted in stats (retry/max_reached) without an ERROR line per page.
+RETRY_GIVE_UP_LOG_LEVEL = "INFO"
+
+# Scrapy 2.19's RemoteControl extension opens a port that runs code: shut.
+REMOTE_CONTROL_ENABLED = False
+# The telnet console opens a port that runs code too: shut.
+TELNETCONSOLE_ENABLED = False
+
+DOWNLOADER_MIDDLEWARES = {
+    # Before RobotsTxtMiddleware (100): a refused host gets no request at all, not even
+    # one for its robots.txt.
+    "tianwang.middlewares.hostfilter.HostFilterMiddleware": 90,
+    # Site partition (-a partition= -a share=): a url of another share's key path is refused
+    # before the host filter and robots.txt see it; a no-op for a crawl without a share.
+    "tianwang.middlewares.partition.PartitionMiddleware": 85,
+    # Before Scrapy's HttpProxyMiddleware (750), which reads request.meta["proxy"].
+    "tianwang.middlewares.proxy.ProxyMiddleware": 740,
+    # robots.txt by RFC 9309 (4xx allow, 5xx wait, cached for a while) and its Crawl-delay
+    # (tianwang/middlewares/robots.py), in place of Scrapy's RobotsTxtMiddleware.
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "tianwang.middlewares.robots.RobotsMiddleware": 100,
+    # After RetryMiddleware (550) in process_response order: a 429/503 with Retry-After
+    # pauses the host and goes back to the scheduler without spending a retry.
+    "tianwang.middlewares.backoff.BackoffMiddleware": 560,
+    # Nearest the downloader, so its process_exception turns a stopped download into
+    # IgnoreRequest before any other middleware sees it.
+    "tianwang.middlewares.contenttype.ContentTypeMiddleware": 950,
+    # Scrapy's decompression, with the decoded body held to TIANWANG_MAX_PAGE_BYTES
+    # (robots.txt too): takes the place of Scrapy's HttpCompressionMiddleware, at its 590.
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+    "tianwang.middlewares.decompression.BoundedDecompressionMiddleware": 590,
+    # Crawler traps (url length, repeated path segments, pages per host): before robots.txt
+    # (100), so a refused url costs nothing.
+    "tianwang.middlewares.traps.TrapFilterMiddleware": 95,
+    # Before RedirectMiddleware (600): a Location no request can be made of is refused,
+    # counted and logged once per host, not a traceback from the redirect middleware.
+    "tianwang.middlewares.location.BadLocationMiddleware": 610,
+    # After RetryMiddleware (550) gave up: a download error (timeout, refused connection,
+    # DNS) is counted and logged once per host and reason, not a traceback per url.
+    "tianwang.middlewares.failures.FailureMiddleware": 540,
+    # Counts and logs the certificate problems the https handler flagged on a response.
+    "tianwang.middlewares.tlscheck.TLSCheckMiddleware": 960,
+}
+# No url length limit of Scrapy's own (its 2083 would drop links uncounted): the limit is
+# TIANWANG_MAX_URL_LENGTH, counted as tianwang/filter/url_length.
+URLLENGTH_LIMIT = 0
+# Download errors retried: Scrapy's list less DownloadTimeoutError (a slow server is slow
+# again on a retry: a body dripped at 1 byte/s held its url 3 x DOWNLOAD_TIMEOUT).
+RETRY_EXCEPTIONS = [
+    "scrapy.exceptions.CannotResolveHostError",
+    "scrapy.exceptions.DownloadConnectionRefusedError",
+    "scrapy.exceptions.DownloadFailedError",
+    "scrapy.exceptions.ResponseDataLossError",
+    "twisted.internet.error.ConnectionDone",
+    "twisted.internet.error.ConnectError",
+    "twisted.internet.error.ConnectionLost",
+    "builtins.OSError",
+    "scrapy.core.downloader.handlers.http11.TunnelError",
+]
+# https through a handler that checks certificates and fetches anyway (tianwang/tlshandler.py).
+DOWNLOAD_HANDLERS = {"https": "tianwang.tlshandler.TLSCheckDownloadHandler"}
+ITEM_PIPELINES = {
+    # Change statistics before dedup: every visit is recorded, even of a page not stored
+    # again; off unless TIANWANG_CHANGES (the refresh spider turns it on).
+    "tianwang.pipelines.changes.ChangeStatsPipeline": 650,
+    # Dedup first (a copy is never stored); the link graph only for what was stored.
+    "tianwang.pipelines.dedup.MD5DedupPipeline": 700,
+    # Sends tianwang.signals.page_stored for each record written (the Redis scheduler marks
+    # the page stored in Redis at once).
+    "tianwang.pipelines.storage.TianwangStoragePipeline": 800,
+    "tianwang.pipelines.linkgraph.LinkGraphPipeline": 900,
+}
+
+# --- tianwang settings ----------------------------------------------------------------------
+
+# Root of the record tree: <dir>/data_<k>/<host>/page.dat.
+TIANWANG_DATA_DIR = "data"
+# Store DATA zlib-compressed (with unzip-length), as CWT200g did; False writes the plain form.
+TIANWANG_COMPRESS = True
+# zlib level, 1 (fastest) to 9 (smallest). Compression is most of what storing costs: on the
+# test web level 1 took 128 us a page against 207 at zlib's default 6, for 5% more bytes.
+TIANWANG_COMPRESS_LEVEL = 1
+# Record files kept open at once; the least recently used is closed past this. A breadth
+# first crawl writes to every host in turn, so this wants to exceed the hosts crawled at once.
+TIANWANG_MAX_OPEN_FILES = 256
+# Levels per host, the seed page being level 1 (3 = link distance <= 2); 0 for no limit.
+TIANWANG_MAX_LEVELS = 3
+# Follow only links to the page's own host; False follows links to other hosts too.
+TIANWANG_STAY_IN_HOST = True
+# Media types whose pages are stored; any other type's download is stopped at its headers.
+TIANWANG_STORE_TYPES = ["text/html", "text/plain"]
+# Drop a page whose body MD5 the tree already holds; mirrors.tsv maps it to the kept url.
+TIANWANG_DEDUP = True
+# Write each stored page's parent and out-links to links.tsv beside its records.
+TIANWANG_LINK_GRAPH = True
+# HTTP proxy for every request (e.g. the test web); "" uses the http_proxy variable, if any.
+TIANWANG_PROXY = ""
+# Largest body fetched, in bytes; a longer one is cut off, counted and never stored. It
+# bounds the decoded body too (gzip, deflate, br, zstd), of every request, robots.txt included.
+TIANWANG_MAX_PAGE_BYTES = 10 * 1024 * 1024
+# Refuse hosts on a port other than 80 (443 for https): test servers, as seed 004 found.
+TIANWANG_DROP_OTHER_PORTS = True
+# Check https certificates (chain, dates, name); a failure is counted and the page fetched.
+TIANWANG_TLS_CHECK = True
+# A PEM file of CA certificates trusted besides the system's (e.g. the test web's --ca-file).
+TIANWANG_CA_FILE = ""
+# Refuse hosts whose first label starts with a digit (seed 004: mostly generated spam hosts).
+TIANWANG_DROP_DIGIT_HOSTS = True
+# File of spam domains (each also refusing its subdomains) and host regexes; "" for none.
+TIANWANG_SPAM_LIST = ""
+# Without a proxy, refuse hosts resolving to private, loopback, link-local or multicast IPs.
+TIANWANG_BLOCK_PRIVATE = True
+
+# URL weight (seed 000): start weight, less 1 per directory level, "?" and "&" in the url.
+TIANWANG_INITIAL_WEIGHT = 10
+# Words (search pages, proxies, gateways) that cost a url weight each time they occur in it.
+TIANWANG_PENALTY_WORDS = ["search", "proxy", "gate"]
+# Weight lost per occurrence of a penalty word (case-insensitive, host included).
+TIANWANG_PENALTY_WORD_WEIGHT = 2
+# A directory's default documents: a url ending in one (no query) weighs as its directory,
+# so /news/index.html (depth 2) is fetched with /news/ (depth 1), not after every depth-1
+# page of its host. [] = seed 000's weight exactly (/news/index.html weighs 8, /news/ 9).
+TIANWANG_INDEX_PAGES = [
+    "index.html", "index.htm", "index.shtml", "index.shtm", "index.php", "index.asp",
+    "index.aspx", "index.jsp", "default.htm", "default.html", "default.asp", "default.aspx",
+]
+# Topical crawl (seed 000): words whose presence in a page's text boosts its links; [] = off.
+TIANWANG_KEYWORDS: list[str] = []
+# Weight added to every link of a page whose text holds a keyword (>= 0).
+TIANWANG_KEYWORD_BOOST = 2
+
+# Frontier picks (seed 000): this many sorted picks (highest weight first), then ...
+TIANWANG_SORTED_PICKS = 1
+# ... this many random picks (any pending request, uniformly), repeating; both >= 1.
+TIANWANG_RANDOM_PICKS = 1
+# Among urls of equal weight, hosts take turns for their first this many urls (each host's
+# k-th before any host's k+1-th), then first come first served; 0 = first come first served
+# throughout, so the host whose links came first has its connection spent on all of them.
+TIANWANG_HOST_TURNS = 16
+# Seed of the random picks, for a repeatable order; None draws one from the system.
+TIANWANG_FRONTIER_SEED = None
+# Urls the request Bloom filter is sized for: 10 million at 1e-6 take 36 MB of memory.
+TIANWANG_EXPECTED_URLS = 10_000_000
+# False positive rate of that filter while it holds at most TIANWANG_EXPECTED_URLS urls.
+TIANWANG_BLOOM_ERROR_RATE = 1e-6
+
+# --- change frequency and revisits (issue 6, docs/design.md sections 4 and 8) ---
+# Record every visit (Date, MD5, content hash, ETag, Last-Modified) in <data dir>/changes.sqlite.
+TIANWANG_CHANGES = False
+# An entry page (subroot or path url) has at least this many in-host content/navigation links ...
+TIANWANG_ENTRY_MIN_LINKS = 20
+# ... of which at least this share (0..1) were not there at its previous visit.
+TIANWANG_ENTRY_NEW_SHARE = 0.1
+# The refresh spider's policy: "two-class" (seed 001's F1/F2), "optimal" or "uniform".
+TIANWANG_REVISIT_POLICY = _revisits.TWO_CLASS
+# Shortest time between two visits of a url, in seconds (caps every policy's frequency).
+TIANWANG_MIN_REVISIT = _revisits.MIN_INTERVAL
+# Longest time between two visits of a url, in seconds (no url is left unvisited longer).
+TIANWANG_MAX_REVISIT = _revisits.MAX_INTERVAL
+# Fetches a day the "optimal" and "uniform" policies share out; 0 = one per url a day.
+TIANWANG_REVISIT_BUDGET = 0
+# Revisit classes by seed 001's page types: entry pages F1, stable pages F2 (refresh spider).
+TIANWANG_PAGE_TYPES = True
+# In-host block links that make a page that is never an entry page a link page (type 3).
+TIANWANG_LINK_PAGE_MIN_LINKS = 10
+
+# --- verticals (tianwang/verticals.py, applied by tianwang/addon.py) ---
+# The vertical (a named settings profile, tianwang/verticals.py) of this crawl; "" for none.
+TIANWANG_VERTICAL = ""
+# More verticals, {"name": {"SETTING": value, ...}}, beside (or replacing) the built-in ones.
+TIANWANG_VERTICALS: dict[str, dict] = {}
+# Seeds used when the spider gets no -a seeds (a file, or url,url,...); "" for none.
+TIANWANG_SEEDS = ""
+# Domains the crawl keeps to, each with its subdomains (Scrapy's offsite filter); [] = any.
+TIANWANG_ALLOWED_DOMAINS: list[str] = []
+
+# --- distributed crawl (issue 7, docs/design.md section 10) ---
+# Redis shared by the crawl's nodes (redis://host:port/db); "" crawls locally, alone.
+TIANWANG_REDIS_URL = ""
+# Name of the shared crawl in Redis; nodes with the same Redis and job crawl together ("" = spider).
+TIANWANG_REDIS_JOB = ""
+# This node's name, unique in the job; "" = hostname-pid.
+TIANWANG_NODE_NAME = ""
+# Buckets hosts are hashed into (phase one); the bucket table maps each to a node (phase two).
+TIANWANG_BUCKETS = 1024
+# Seconds without a heartbeat before a node counts as dead and its requests go to the others.
+TIANWANG_LEASE_SECONDS = 30
+# Requests a node takes from its Redis queue in one call (and pushes in one call, at most).
+TIANWANG_REDIS_BATCH = 64
+
+# --- collection building: the validate spider, D1 -> D2 (issue 9; seed 004's wget -T 20 -t 2) ---
+# Seconds a homepage may take (sets DOWNLOAD_TIMEOUT for the validate spider).
+TIANWANG_VALIDATE_TIMEOUT = 20
+# Fetches of a homepage in all, the first included, as wget -t counts (seed 004: -t 2);
+# a failure or 5xx/408/429 answer is retried up to tries - 1 times (sets RETRY_TIMES).
+TIANWANG_VALIDATE_TRIES = 2
+# Homepages fetched at once (sets CONCURRENT_REQUESTS for validate; seed 004 ran 200 threads).
+TIANWANG_VALIDATE_CONCURRENCY = 200
+
+# --- the protocols of real sites (robots.txt, sitemaps, back-off) ---
+# Longest Crawl-delay honoured, in seconds: a longer one in a robots.txt is cut to this.
+TIANWANG_MAX_CRAWL_DELAY = 30
+# Seconds a host's robots.txt is kept before it is fetched again (RFC 9309: at most a day).
+TIANWANG_ROBOTS_TTL = 86400
+# Seconds before asking again for a robots.txt that answered 429/5xx or not at all ...
+TIANWANG_ROBOTS_RETRY_DELAY = 60
+# ... and how many times; then the waiting request is dropped (unavailable = disallow all).
+TIANWANG_ROBOTS_RETRIES = 2
+# Longest pause, in seconds, a 429/503 Retry-After gets; a longer one is cut to this.
+TIANWANG_MAX_RETRY_AFTER = 600
+# Times one request is sent back after a pause before it goes to Scrapy's retries as usual.
+TIANWANG_BACKOFF_MAX_PAUSES = 5
+# Crawl the urls of each host's sitemaps (robots.txt Sitemap: lines and /sitemap.xml).
+TIANWANG_SITEMAPS = False
+# Urls taken from one sitemap at most (the sitemaps protocol's own limit is 50,000).
+TIANWANG_SITEMAP_MAX_URLS = 50000
+# Sitemap files fetched per host at most (index files and the sitemaps they list).
+TIANWANG_SITEMAP_MAX_FILES = 50
+# Nesting of sitemap indexes followed: 1 = an index's sitemaps, not an index in an index.
+TIANWANG_SITEMAP_MAX_DEPTH = 2
+
+# --- crawler traps (tianwang/middlewares/traps.py, tianwang/urls.py) ---
+# Query or path parameters holding a session id, dropped from every link before dedup
+# (case-insensitive); [] keeps them.
+TIANWANG_SESSION_PARAMS = [
+    "jsessionid", "phpsessid", "aspsessionid", "sessionid", "session_id", "sid", "cfid",
+    "cftoken", "zenid",
+]
+# Longest url requested, in characters (a url past it is refused as url_length); 0 = none.
+TIANWANG_MAX_URL_LENGTH = 2048
+# A path segment (or a run of up to 3) repeated more than this in a row (/a/a/a/...) is
+# refused as repeated_path; 0 = never. Not 2 (Heritrix's): date paths (/2003/01/01/) and
+# the test web's random directory names repeat up to 3 times in pages that exist.
+TIANWANG_MAX_PATH_REPEATS = 5
+# Requests per host in one crawl process (robots.txt and retries not counted); past it,
+# refused as host_budget; 0 = no budget. Bounds a calendar's endless "next month".
+TIANWANG_MAX_HOST_PAGES = 10000

@@ -1,0 +1,339 @@
+"""The Redis frontier scheduler: one node of a crawl shared through Redis (docs/design.md 10).
+
+The Tianwang add-on makes it the SCHEDULER when TIANWANG_REDIS_URL is set. Requests a node
+finds go, in batches, to the queue in Redis of the node owning their host's bucket
+(redisfrontier.py; the
+Bloom filter in the same script drops urls seen anywhere). A node takes batches from its own
+queue, N sorted for M random as the local frontier picks, leasing them, and picks among them
+with the local frontier's own queue (FrontierSchedulerBase: weight order, first come first
+served, N sorted / M random, skipping hosts whose downloader slot is full). As every
+host is owned by one node, the node's downloader slots are the host's whole state.
+
+A request is acked (its lease dropped) once the engine has finished with it, after the
+requests its page produced are in Redis, so a node killed at any point loses nothing: its
+leases go back to the queues when its heartbeat key expires (TIANWANG_LEASE_SECONDS), with
+its buckets. The crawl ends when every node's queue is empty and no lease is out.
+
+What it learns from the rest of the crawl comes by signals: tianwang.signals.page_stored
+(the storage pipeline wrote a page: mark its lease stored in Redis) and
+start_requests_done (StartDoneMiddleware: this node's seeds are all pushed).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+from scrapy import Request, Spider
+from scrapy_redis.connection import get_redis
+
+from tianwang import meta, scrapy_internals, signals
+from tianwang.config import SettingError
+from tianwang.config.frontier import FrontierConfig
+from tianwang.config.shared_crawl import RedisConfig, check_redis
+from tianwang.distributed.bloom import BloomShape
+from tianwang.distributed.mapping import bucket_of
+from tianwang.distributed.redisfrontier import Push, RedisFrontier, Taken
+from tianwang.frontier.codec import decode, encode
+from tianwang.frontier.queue import FrontierQueue
+from tianwang.frontier.scheduler import FrontierSchedulerBase, new_queue
+from tianwang.frontier.slots import engine_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+# The spider middleware whose signal says this node's start requests are all out.
+START_DONE = "tianwang.middlewares.startdone.StartDoneMiddleware"
+POLL_INTERVAL = 0.1  # seconds between flushes, acks and refills besides next_request
+# A Redis restart or a network blip: retry for about 30 s before the crawl gives up.
+RETRY = Retry(ExponentialBackoff(cap=0.5, base=0.05), 60)
+RETRY_ERRORS = [redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError]
+
+
+def connect(url: str) -> redis.Redis:
+    """A client that rides out a Redis restart (scrapy-redis's connection helper)."""
+    return get_redis(
+        url=url,
+        retry=RETRY,
+        retry_on_error=RETRY_ERRORS,
+        socket_timeout=30,
+        socket_connect_timeout=10,
+        health_check_interval=30,
+    )
+
+
+class RedisFrontierScheduler(FrontierSchedulerBase):
+    """A node of the shared crawl, with the local frontier's order and host awareness."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config = FrontierConfig.from_settings(crawler.settings)
+        _require_start_done(crawler.settings)
+        spider_name = getattr(crawler.spidercls, "name", "") or ""
+        redis_config = RedisConfig.from_settings(crawler.settings, spider_name)
+        bloom = BloomShape.for_capacity(config.expected_urls, config.error_rate)
+        frontier = RedisFrontier(
+            connect(redis_config.url),
+            redis_config.job,
+            redis_config.node,
+            redis_config.buckets,
+            bloom,
+            turns=config.host_turns,
+        )
+        return cls(frontier, new_queue(config), config, redis_config, crawler)
+
+    def __init__(
+        self,
+        frontier: RedisFrontier,
+        queue: FrontierQueue,
+        config: FrontierConfig,
+        redis_config: RedisConfig,
+        crawler: Crawler,
+    ) -> None:
+        super().__init__(queue, config, crawler)
+        self.frontier = frontier
+        self.lease_seconds = redis_config.lease_seconds
+        self.batch = redis_config.batch
+        self._outbox: list[Push] = []
+        # local id -> (taken from Redis, its request): leased, pending here
+        self._local: dict[int, tuple[Taken, Request]] = {}
+        self._next_id = 0
+        self._members: dict[str, str] = {}  # url handed out -> member
+        self._done: list[str] = []  # finished, to ack after the outbox is pushed
+        self._owned: set[int] = set()
+        self._starting = True
+        self._start_done = False  # StartDoneMiddleware said so
+        self._finished = False
+        self._last_empty_take = 0.0
+
+    # --- Scrapy's scheduler interface ----------------------------------------------------
+
+    @classmethod
+    def check_settings(cls, settings: Any) -> None:
+        super().check_settings(settings)
+        _require_start_done(settings)
+        check_redis(settings)
+
+    def open(self, spider: Spider) -> None:
+        self.frontier.load_scripts()
+        self.frontier.starting(True)
+        self._heartbeat()
+        signals_ = self.crawler.signals
+        signals_.connect(self._page_stored, signal=signals.page_stored)
+        signals_.connect(self._start_requests_done, signal=signals.start_requests_done)
+        super().open(spider)
+        logger.info(
+            "Redis frontier: node %s of job %s, %d buckets owned of %d",
+            self.frontier.node,
+            self.frontier.prefix.split(":")[1],
+            len(self._owned),
+            self.frontier.buckets,
+        )
+
+    def loops(self) -> list[tuple[Callable[[], None], float]]:
+        return [(self._poll, POLL_INTERVAL), (self._heartbeat, max(0.2, self.lease_seconds / 3))]
+
+    def close(self, reason: str) -> None:
+        super().close(reason)
+        self.crawler.signals.disconnect(self._page_stored, signal=signals.page_stored)
+        self.crawler.signals.disconnect(
+            self._start_requests_done, signal=signals.start_requests_done
+        )
+        self._sync(take=False)
+        # Whatever this node holds and has not finished goes back for the others.
+        unfinished = [taken.member for taken, _request in self._local.values()]
+        unfinished += [member for member, _slot in self._inflight.values()]
+        self.frontier.release(unfinished)
+        self.frontier.leave()
+        self.counts["tianwang/redis/released"] += len(unfinished)
+        self._add_counts_to_stats()
+        self.slots.close()
+
+    def _page_stored(self, item: Any) -> None:
+        """The item's page is written (signals.page_stored): say so in Redis before its ack,
+        for a kill in between must not get it stored again by the node that fetches it next."""
+        url = getattr(item, "requested_url", None)  # a PageItem's first url (before redirects)
+        member = self._members.get(url) if url else None
+        if member is not None:
+            self.frontier.stored(member)
+
+    def _start_requests_done(self) -> None:
+        self._start_done = True
+
+    def has_pending_requests(self) -> bool:
+        return bool(self._local or self._outbox) or not self._finished
+
+    def __len__(self) -> int:
+        return len(self._local)
+
+    def enqueue_request(self, request: Request) -> bool:
+        fingerprint = None
+        if not request.dont_filter:
+            fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
+        weight = self.weigh(request.url) + request.meta.get(meta.BOOST, 0)
+        host = self.slots.key(request)
+        blob = encode(request, self.spider)
+        bucket = bucket_of(host, self.frontier.buckets)
+        slot = self.queue_slots.name(host, request.meta.get(meta.DEPTH, 0))  # for host turns
+        self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint, slot))
+        if len(self._outbox) >= self.batch:
+            self._sync(take=False)
+        return True  # a duplicate is known only when the batch is pushed
+
+    def next_request(self) -> Request | None:
+        self._collect_done()
+        item = self.queue.pop(self.queue_slots.full)
+        # Nothing to pick: push the links just found (they may be this node's) and take more
+        # now, not at the next poll.
+        if item is None and self._sync(force=True):
+            item = self.queue.pop(self.queue_slots.full)
+        if item is None:
+            return None
+        taken, request = self._local.pop(item)
+        self._members[request.url] = taken.member
+        return self._hand_out(item, request, taken.member)
+
+    # --- Redis round trips ---------------------------------------------------------------
+
+    def _sync(self, take: bool = True, force: bool = False) -> bool:
+        """One round trip: push the outbox, ack the finished requests (after their links are
+        in), and take a batch when the local queue runs low. True if requests came.
+
+        force: the local queue has nothing a pick may take (every host in it is busy), so
+        take more, up to 8 batches held, rather than leave connections idle.
+        """
+        outbox, self._outbox = self._outbox, []
+        done, self._done = self._done, []
+        counts = self._take_counts(force, fresh=bool(outbox)) if take else (0, 0)
+        if not outbox and not done and counts == (0, 0):
+            return False
+        flags, taken = self.frontier.sync(outbox, done, *counts)
+        if outbox:
+            new = sum(flags)
+            self.counts["scheduler/enqueued"] += new
+            self.counts["tianwang/frontier/dedup/filtered"] += len(outbox) - new
+        if counts != (0, 0) and not taken:
+            self._last_empty_take = time.monotonic()
+        for entry in taken:
+            self._add_local(entry)
+        self.counts["tianwang/redis/taken"] += len(taken)
+        return bool(taken)
+
+    def _take_counts(self, force: bool, fresh: bool) -> tuple[int, int]:
+        """(sorted, random) to take now: none while enough is held, or while this node's
+        queue was empty a moment ago and nothing was pushed since."""
+        held = len(self._local)
+        if held >= (8 * self.batch if force else self.batch // 2 + 1):
+            return 0, 0
+        if not fresh and time.monotonic() - self._last_empty_take < POLL_INTERVAL:
+            return 0, 0
+        share = self.config.sorted_picks / (self.config.sorted_picks + self.config.random_picks)
+        sorted_count = max(1, round(self.batch * share))
+        return sorted_count, self.batch - sorted_count
+
+    def _add_local(self, taken: Taken) -> None:
+        item = self._next_id
+        self._next_id += 1
+        request = decode(taken.blob, self.spider)
+        if taken.stored:
+            request.meta[meta.STORED] = True
+            self.counts["tianwang/redis/stored_before"] += 1
+        self._local[item] = (taken, request)
+        self._push(item, taken.weight, taken.priority, self.slot_name(request))
+
+    def _requests_done(self, requests: list[Request], tokens: list[Any]) -> None:
+        """Queue for ack the requests the engine has finished with."""
+        for request in requests:
+            self._members.pop(request.url, None)
+        self._done.extend(tokens)
+
+    def _poll(self) -> None:
+        self._collect_done()
+        if self._starting and self._start_done:
+            self._sync(take=False)  # the start requests are all in Redis now
+            self.frontier.starting(False)
+            self._starting = False
+        self._sync()
+        if not self._local and not self._inflight and not self._outbox:
+            self._finished = self.frontier.finished()
+        self._nudge_engine()
+
+    def _nudge_engine(self) -> None:
+        """Have the engine ask for requests now, not at its 5 s heartbeat."""
+        engine = engine_of(self.crawler)
+        if engine is not None and (self._local or self._finished):
+            scrapy_internals.wake(engine)
+
+    def _heartbeat(self) -> None:
+        membership = self.frontier.heartbeat(self.lease_seconds)
+        if membership.added and self._owned:
+            # Taken for dead (blocked past the lease): the requests held here were given to
+            # the queues again, so drop them rather than fetch them twice.
+            logger.warning("Taken for dead: node %s drops its local queue", self.frontier.node)
+            self._drop_local(set(self._local))
+        if membership.reaped:
+            self.counts["tianwang/redis/reaped"] += membership.reaped
+            logger.info("Requeued %d requests of stopped nodes", membership.reaped)
+        self._release_orphans()
+        table = membership.table or self.frontier.table()
+        owned = {b for b, node in enumerate(table) if node == self.frontier.node}
+        if owned != self._owned:
+            lost = self._owned - owned
+            self._owned = owned
+            if lost:
+                self._give_back(lost)
+
+    def _release_orphans(self) -> None:
+        """Leases this node holds in Redis but not here: a take whose reply was lost (a
+        connection cut and the call retried). Without this they would never be fetched."""
+        known = {taken.member for taken, _request in self._local.values()}
+        known.update(member for member, _slot in self._inflight.values())
+        known.update(self._done)
+        orphans = self.frontier.leased() - known
+        if orphans:
+            self.frontier.release(orphans)
+            self.counts["tianwang/redis/orphans_released"] += len(orphans)
+
+    def _give_back(self, buckets: set[int]) -> None:
+        """Buckets moved to another node: give it the requests of theirs not yet fetched."""
+        items = {item for item, (taken, _) in self._local.items() if taken.bucket in buckets}
+        if items:
+            self.frontier.release([self._local[item][0].member for item in items])
+            self.counts["tianwang/redis/given_back"] += len(items)
+            self._drop_local(items)
+
+    def _drop_local(self, items: set[int]) -> None:
+        """Forget local requests: the local queue is rebuilt without them."""
+        old, self.queue = self.queue, new_queue(self.config)
+        for item in sorted(self._local):
+            taken, _request = self._local[item]
+            slot = old.slot(item)
+            if item in items:
+                del self._local[item]
+                self.queue_slots.finished(slot)
+            else:
+                self.queue.push(item, (taken.weight, taken.priority), slot)
+
+
+
+def _require_start_done(settings: Any) -> None:
+    """A shared crawl needs StartDoneMiddleware: without its signal this node would be
+    seeding forever in the other nodes' eyes, and the crawl would never end."""
+    enabled = {
+        path if isinstance(path, str) else f"{path.__module__}.{path.__qualname__}": order
+        for path, order in settings.getwithbase("SPIDER_MIDDLEWARES").items()
+    }
+    if enabled.get(START_DONE) is None:
+        raise SettingError(
+            "SPIDER_MIDDLEWARES", settings.getdict("SPIDER_MIDDLEWARES"),
+            f"{START_DONE} enabled (a shared crawl needs to know when a node's seeds are in)",
+        )

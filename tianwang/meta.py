@@ -1,0 +1,34 @@
+"""The request.meta keys tianwang's components pass to each other, defined once.
+
+Data flows one way, spider -> scheduler -> downloader -> spider: the spider sets a key on a
+request, the scheduler (or a middleware) reads it; a key set by the scheduler travels with
+the request back to the spider's callback. Scrapy's own keys the stack reads are named here
+too, so a rename in Scrapy is one line to change.
+"""
+
+# Set by the site spider on the requests of a page whose text holds a keyword (seed 000's
+# topical crawl): the frontier adds it to the url's weight.
+BOOST = "tianwang_boost"
+# Set by the Redis scheduler on a request whose page a dead node already stored: the spider
+# parses it for its links only.
+STORED = "tianwang_stored"
+# Set by the site spider: the url of the page whose link made the request (survives
+# redirects, as Referer does not); the link graph's parent.
+PARENT = "tianwang_parent"
+# Set by the sitemap reader (spiders/sitemaps.py) on a sitemap request: (the host it speaks
+# for, its index depth).
+SITEMAP = "tianwang_sitemap"
+# Set by the sitemap reader on a url a sitemap listed: the sitemap's lastmod for it.
+LASTMOD = "tianwang_lastmod"
+# Set by the validate spider on a homepage request: the site (D1 line) it checks.
+SITE = "tianwang_site"
+# Set by RobotsMiddleware on its own robots.txt requests.
+ROBOTS = "tianwang_robots"
+# Set by BackoffMiddleware: times this request was sent back after a Retry-After pause.
+BACKOFF_PAUSES = "tianwang_backoff_pauses"
+
+# Scrapy's own keys (scrapy.core.downloader.Downloader.DOWNLOAD_SLOT, DepthMiddleware,
+# RedirectMiddleware).
+DOWNLOAD_SLOT = "download_slot"
+DEPTH = "depth"
+REDIRECT_URLS = "redirect_urls"

@@ -1,0 +1,65 @@
+"""Every private Scrapy attribute tianwang relies on, in one place, checked at start.
+
+Scrapy 2.19 has no public hook for two things the frontier needs:
+- when the engine has finished with a request (its response parsed by the spider, the items
+  through the pipelines, the new requests scheduled): no signal fires then (item_scraped is
+  per item, request_left_downloader and response_received fire before the spider has
+  seen the response). The engine keeps those requests in ``engine._slot.inprogress``; the
+  frontier marks a request done (request log, Redis ack) once it has left that set, so a
+  kill never loses the links of a page.
+- asking the engine to pull requests now: requests arriving from Redis would otherwise wait
+  for the engine's 5 s heartbeat. The engine's own ``engine._slot.nextcall.schedule()``.
+
+``check(engine)`` runs when a scheduler opens: a Scrapy without one of these attributes
+stops the crawl at once with a message naming it, rather than losing work silently.
+tests/test_scrapy_internals.py pins each one against the installed Scrapy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+import scrapy
+
+# (path from the engine, what tianwang uses it for): the whole list of private attributes.
+REQUIRED = (
+    ("_slot.inprogress", "to know when a request is finished (request log, Redis ack)"),
+    ("_slot.nextcall.schedule", "to wake the engine when requests arrive from Redis"),
+)
+
+
+class ScrapyInternalsError(RuntimeError):
+    """The installed Scrapy lacks a private attribute tianwang relies on."""
+
+
+def _lookup(engine: Any, path: str) -> Any:
+    value = engine
+    for name in path.split("."):
+        value = getattr(value, name)
+    return value
+
+
+def check(engine: Any) -> None:
+    """Every attribute of REQUIRED is there on an open engine, or ScrapyInternalsError."""
+    for path, why in REQUIRED:
+        try:
+            _lookup(engine, path)
+        except AttributeError:
+            raise ScrapyInternalsError(
+                f"Scrapy {scrapy.__version__} has no engine.{path}, which tianwang uses {why}; "
+                "install the Scrapy version pyproject.toml pins"
+            ) from None
+
+
+def in_progress(engine: Any) -> Collection[Any]:
+    """The requests the engine has not finished with (empty before the engine opens)."""
+    slot = engine._slot
+    return slot.inprogress if slot is not None else ()
+
+
+def wake(engine: Any) -> None:
+    """Have the engine ask the scheduler for requests on its next loop turn."""
+    slot = engine._slot
+    if slot is not None:
+        slot.nextcall.schedule()
