@@ -15,11 +15,12 @@ from tests.protocols_crawl import (
     SITEMAP_MAX_FILES,
     SITEMAP_MAX_URLS,
 )
+from tianwang import meta
 from tianwang.formats.history import HistoryStore
 from tianwang.formats.linksfile import iter_pages
 from tianwang.items import SitemapLastmodItem
 from tianwang.pipelines.changes import w3c_datetime
-from tianwang.spiders.sitemaps import SITEMAP_META, SitemapConfig, SitemapReader
+from tianwang.spiders.sitemaps import SitemapConfig, SitemapReader
 from tianwang.testweb import protocols as web
 from tianwang.urls import url_host
 
@@ -106,7 +107,7 @@ def _reader(**overrides: int) -> SitemapReader:
 
 
 def _response(url: str, body: bytes, host: str = "h.example", depth: int = 0) -> XmlResponse:
-    request = Request(url, meta={SITEMAP_META: (host, depth)})
+    request = Request(url, meta={meta.SITEMAP: (host, depth)})
     return XmlResponse(url, body=body, request=request)
 
 

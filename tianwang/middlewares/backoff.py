@@ -34,12 +34,11 @@ from scrapy.utils.defer import maybe_deferred_to_future
 
 from tianwang import meta
 from tianwang.config import get_int
-from tianwang.middlewares.robots import ROBOTS_META, get_seconds
+from tianwang.middlewares.robots import get_seconds
 
 logger = logging.getLogger(__name__)
 
 BACKOFF_STATUSES = (429, 503)
-PAUSES_META = meta.BACKOFF_PAUSES  # times this request was sent back after a pause
 
 
 def retry_after_seconds(value: bytes | str | None, now: float) -> float | None:
@@ -90,14 +89,14 @@ class BackoffMiddleware:
             self._logged = True
             logger.info("%s answered %d, Retry-After %s: host paused %g s (logged once)",
                         request, response.status, response.headers.get(b"Retry-After"), pause)
-        if request.meta.get(ROBOTS_META):
+        if request.meta.get(meta.ROBOTS):
             return response  # RobotsMiddleware waits and asks again itself
-        pauses = request.meta.get(PAUSES_META, 0)
+        pauses = request.meta.get(meta.BACKOFF_PAUSES, 0)
         if pauses >= self.max_pauses:
             self.stats.inc_value("tianwang/backoff/gave_up")
             return response
         again = request.replace(dont_filter=True)  # the scheduler's filter saw it already
-        again.meta[PAUSES_META] = pauses + 1
+        again.meta[meta.BACKOFF_PAUSES] = pauses + 1
         return again
 
     async def process_request(self, request: Request) -> None:

@@ -23,6 +23,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http.headers import Headers
 
+from tianwang import meta
 from tianwang.config import SettingError, get_int, get_str_list
 
 logger = logging.getLogger(__name__)
@@ -157,6 +158,6 @@ class ContentTypeMiddleware:
 def is_robots(request: Request) -> bool:
     """RobotsTxtMiddleware's own request (robots.txt), or a sitemap's (XML, maybe gzip): read
     whatever type it is served as; TIANWANG_MAX_PAGE_BYTES still bounds it."""
-    if request.meta.get("tianwang_sitemap"):  # tianwang.spiders.sitemaps.SITEMAP_META
+    if request.meta.get(meta.SITEMAP):
         return True
     return bool(request.meta.get("dont_obey_robotstxt")) and request.url.endswith("/robots.txt")

@@ -52,7 +52,6 @@ from tianwang.middlewares.failures import DownloadFailed
 logger = logging.getLogger(__name__)
 
 MAX_ROBOTS_BYTES = 500 * 1024  # RFC 9309 2.5: a parser must read at least 500 KiB
-ROBOTS_META = meta.ROBOTS  # marks the middleware's own robots.txt requests
 HOSTS_KEPT = 100_000  # hosts whose robots.txt is remembered; the oldest are forgotten
 
 
@@ -192,7 +191,7 @@ class RobotsMiddleware(RobotsTxtMiddleware):
             priority=self.DOWNLOAD_PRIORITY,
             # This middleware retries robots.txt itself, after a delay: not Scrapy's retries
             # at once, nor the back-off middleware's pauses.
-            meta={"dont_obey_robotstxt": True, "dont_retry": True, ROBOTS_META: True},
+            meta={"dont_obey_robotstxt": True, "dont_retry": True, meta.ROBOTS: True},
             callback=NO_CALLBACK,
             dont_filter=True,
         )

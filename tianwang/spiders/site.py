@@ -38,7 +38,7 @@ from tianwang.config.shared_crawl import is_shared
 from tianwang.items import PageItem
 from tianwang.seeds import SeedError, load_seeds
 from tianwang.share import Share, load_share
-from tianwang.spiders.sitemaps import SITEMAP_META, SitemapConfig, SitemapReader
+from tianwang.spiders.sitemaps import SitemapConfig, SitemapReader
 from tianwang.urls import canonical_url, session_id_pattern, strip_session_ids, url_host
 
 _SKIPPED_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
@@ -127,7 +127,7 @@ class SiteSpider(Spider):
 
     def robots_parsed(self, robotparser: Any, request: Request) -> None:
         """A host's robots.txt is in: request its sitemaps (TIANWANG_SITEMAPS)."""
-        if self.sitemaps is None or request.meta.get(SITEMAP_META):
+        if self.sitemaps is None or request.meta.get(meta.SITEMAP):
             return
         for sitemap in self.sitemaps.for_robots(urljoin(request.url, "/robots.txt"), robotparser):
             self.crawler.engine.crawl(sitemap)

@@ -39,8 +39,6 @@ from tianwang.urls import url_host
 
 logger = logging.getLogger(__name__)
 
-SITEMAP_META = meta.SITEMAP  # (host it speaks for, index depth) of a sitemap request
-LASTMOD_META = meta.LASTMOD  # a sitemap's lastmod for the url requested
 GZIP_MAGIC = b"\x1f\x8b\x08"
 
 
@@ -106,11 +104,11 @@ class SitemapReader:
         self.stats.inc_value("tianwang/sitemap/requested")
         # depth 0: a sitemap is no page of the site's levels (its urls are level 1).
         return Request(url, callback=self.sitemap_callback,
-                       meta={SITEMAP_META: (host, depth), "depth": 0, "depth_reset": True})
+                       meta={meta.SITEMAP: (host, depth), "depth": 0, "depth_reset": True})
 
     def parse(self, response: Response) -> Iterator[Request | SitemapLastmodItem]:
         """The urls (or sitemaps) of a fetched sitemap, within every bound."""
-        host, depth = response.meta[SITEMAP_META]
+        host, depth = response.meta[meta.SITEMAP]
         body = self._body(response)
         if body is None:
             return
@@ -150,12 +148,12 @@ class SitemapReader:
                 return
             taken += 1
             self.stats.inc_value("tianwang/sitemap/urls")
-            meta: dict[str, Any] = {"depth_reset": True}  # level 1, as a seed
+            keys: dict[str, Any] = {"depth_reset": True}  # level 1, as a seed
             if entry.get("lastmod"):
-                meta[LASTMOD_META] = entry["lastmod"]
+                keys[meta.LASTMOD] = entry["lastmod"]
                 if self.config.lastmod_items:  # even for a url the crawl has seen already
                     yield SitemapLastmodItem(url, entry["lastmod"])
-            yield Request(url, callback=self.page_callback, meta=meta)
+            yield Request(url, callback=self.page_callback, meta=keys)
 
     def _body(self, response: Response) -> bytes | None:
         body = response.body

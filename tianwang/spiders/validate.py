@@ -60,7 +60,6 @@ from tianwang.collection.sitelist import split_site, write_lines
 from tianwang.config import SettingError, get_int
 from tianwang.hosts import DEFAULT_PORTS
 
-SITE_META = meta.SITE
 # Error answers go to parse (recorded there) rather than to HttpErrorMiddleware, which would
 # log a line per unreachable site; 3xx stay out, so redirects are still followed.
 ERROR_STATUSES = list(range(400, 600))
@@ -150,10 +149,10 @@ class ValidateSpider(Spider):
             # dont_filter: two sites redirecting to one url are both recorded.
             yield Request(homepage(site), callback=self.parse, errback=self.fail,
                           dont_filter=True,
-                          meta={SITE_META: site, "handle_httpstatus_list": ERROR_STATUSES})
+                          meta={meta.SITE: site, "handle_httpstatus_list": ERROR_STATUSES})
 
     def parse(self, response: Response) -> None:
-        site = response.meta[SITE_META]
+        site = response.meta[meta.SITE]
         if response.status != 200:
             self._record_failure(site, f"http-{response.status}")
         elif not response.body:
@@ -164,7 +163,7 @@ class ValidateSpider(Spider):
             self._progress()
 
     def fail(self, failure: Failure) -> None:
-        self._record_failure(failure.request.meta[SITE_META], failure_reason(failure))
+        self._record_failure(failure.request.meta[meta.SITE], failure_reason(failure))
 
     def _record_failure(self, site: str, reason: str) -> None:
         self.failed[site] = reason
