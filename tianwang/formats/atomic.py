@@ -6,7 +6,11 @@ Pure python.
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -14,3 +18,20 @@ def write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+@contextmanager
+def replacing(path: Path) -> Iterator[BinaryIO]:
+    """A file written beside `path` (a hidden temp file in its directory), synced and renamed
+    over it when the block ends cleanly, removed when it raises: a large file streamed out
+    whole or not at all."""
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

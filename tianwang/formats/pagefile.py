@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import tempfile
 import zlib
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
+from tianwang.formats.atomic import replacing
 from tianwang.formats.record import Record, RecordError, check_file, encode_record, iter_records
 
 logger = logging.getLogger(__name__)
@@ -123,22 +123,14 @@ def repair_file(path: str | os.PathLike[str]) -> list[RecordError]:
         pass
     if not spans:
         return spans
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with open(path, "rb") as source, os.fdopen(handle, "wb") as out:
-            position = 0
-            for span in spans:
-                _copy(source, out, span.offset - position)
-                with open(path.with_name(f"{path.name}.cut-{span.offset}"), "ab") as keep:
-                    _copy(source, keep, span.length or 0)
-                position = span.offset + (span.length or 0)
-            shutil.copyfileobj(source, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
+    with replacing(path) as out, open(path, "rb") as source:
+        position = 0
+        for span in spans:
+            _copy(source, out, span.offset - position)
+            with open(path.with_name(f"{path.name}.cut-{span.offset}"), "ab") as keep:
+                _copy(source, keep, span.length or 0)
+            position = span.offset + (span.length or 0)
+        shutil.copyfileobj(source, out)
     return spans
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 from warcio.warcwriter import WARCWriter
 
+from tianwang.formats.atomic import replacing
 from tianwang.formats.http import parse_http_head
 from tianwang.formats.record import OnDamage, Record, RecordError
 from tianwang.formats.store import iter_tree
@@ -67,17 +67,8 @@ def export_tree(
     Given on_damage, a bad record goes to it instead and the export goes on without it.
     """
     out = Path(out)
-    handle, temp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            count = _write_all(WARCWriter(file, gzip=True), data_dir, out.name, on_damage)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, out)
-    except BaseException:
-        os.unlink(temp)
-        raise
-    return count
+    with replacing(out) as file:
+        return _write_all(WARCWriter(file, gzip=True), data_dir, out.name, on_damage)
 
 
 def _write_all(
