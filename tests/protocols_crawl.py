@@ -11,6 +11,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import filters_crawl
 from tests.conftest import scrapy_crawl
 from tests.filters_crawl import final_stats
 from tests.spec_reader import read_records
@@ -41,11 +42,9 @@ SETTINGS = {
 
 
 @dataclass
-class Crawl:
-    log: list[dict]  # the server's access log lines of this crawl
-    stored: dict[str, bytes]  # url -> the stored record's DATA
-    stats: dict  # the crawl's final stats (from its log)
-    stderr: str
+class Crawl(filters_crawl.Crawl):
+    """A crawl as the filter tests read it, and where its records are."""
+
     data: Path
 
     def requests(self, host: str) -> list[dict]:
