@@ -69,3 +69,20 @@ def test_a_missing_attribute_stops_the_start_naming_it(missing: str) -> None:
     delattr(owner, name)
     with pytest.raises(ScrapyInternalsError, match=re.escape(f"no engine.{missing},")):
         scrapy_internals.check(engine)
+
+
+def test_the_https_handler_has_its_context_factory_and_takes_the_policy() -> None:
+    """The installed Scrapy's HTTP/1.1 handler holds its TLS policy in _contextFactory, and
+    tianwang's handler puts its checking policy there (tianwang/tlshandler.py)."""
+    from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+
+    from tianwang.tlshandler import CheckingPolicy, TLSCheckDownloadHandler
+
+    assert hasattr(HTTP11DownloadHandler(get_crawler()), "_contextFactory")
+    handler = TLSCheckDownloadHandler(get_crawler(settings_dict={"TIANWANG_TLS_CHECK": True}))
+    assert isinstance(handler._contextFactory, CheckingPolicy)
+
+
+def test_a_handler_without_the_context_factory_is_refused() -> None:
+    with pytest.raises(ScrapyInternalsError, match="_contextFactory"):
+        scrapy_internals.set_tls_policy(SimpleNamespace(), object())

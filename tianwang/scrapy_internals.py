@@ -10,6 +10,11 @@ Scrapy 2.19 has no public hook for two things the frontier needs:
 - asking the engine to pull requests now: requests arriving from Redis would otherwise wait
   for the engine's 5 s heartbeat. The engine's own ``engine._slot.nextcall.schedule()``.
 
+- giving Scrapy's HTTP/1.1 download handler a TLS policy that checks certificates and still
+  fetches (tianwang/tlshandler.py): DOWNLOADER_CLIENTCONTEXTFACTORY is deprecated in 2.19
+  and no public policy verifies without refusing. The handler's ``_contextFactory``, set
+  by ``set_tls_policy``, which refuses a handler without one.
+
 ``check(engine)`` runs when a scheduler opens: a Scrapy without one of these attributes
 stops the crawl at once with a message naming it, rather than losing work silently.
 tests/test_scrapy_internals.py pins each one against the installed Scrapy.
@@ -63,3 +68,14 @@ def wake(engine: Any) -> None:
     slot = engine._slot
     if slot is not None:
         slot.nextcall.schedule()
+
+
+def set_tls_policy(handler: Any, policy: Any) -> None:
+    """Make `policy` the TLS context factory of an HTTP/1.1 download handler."""
+    if not hasattr(handler, "_contextFactory"):
+        raise ScrapyInternalsError(
+            f"Scrapy {scrapy.__version__}'s {type(handler).__mro__[1].__name__} has no "
+            "_contextFactory, which tianwang sets to check certificates; install the Scrapy "
+            "version pyproject.toml pins"
+        )
+    handler._contextFactory = policy

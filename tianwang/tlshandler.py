@@ -10,7 +10,8 @@ which TLSCheckMiddleware (middlewares/tlscheck.py) counts and logs.
 
 Scrapy 2.19 deprecates DOWNLOADER_CLIENTCONTEXTFACTORY, the public way to give a policy, and
 offers no verifying-but-lenient one (DOWNLOAD_VERIFY_CERTIFICATES fails the download), so the
-handler sets its base class's `_contextFactory` once, at init.
+handler sets its base class's `_contextFactory` once, at init, through
+tianwang.scrapy_internals (the one module of private Scrapy attributes, checked).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from twisted.web.iweb import IPolicyForHTTPS
 from zope.interface import implementer
 
 from tianwang.config import SettingError, get_bool
+from tianwang.scrapy_internals import set_tls_policy
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +148,7 @@ class TLSCheckDownloadHandler(HTTP11DownloadHandler):
         # verifying policy stays.
         if config.check and not crawler.settings.getbool("DOWNLOAD_VERIFY_CERTIFICATES"):
             self.policy = CheckingPolicy(config.ca_file)
-            self._contextFactory = self.policy
+            set_tls_policy(self, self.policy)
 
     async def download_request(self, request: Any) -> Any:
         response = await super().download_request(request)
