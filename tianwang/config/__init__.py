@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from tianwang.errors import StartupError
 
-class SettingError(ValueError):
+
+class SettingError(StartupError):
     """A setting whose value makes no sense; raised at start, before any request."""
 
     def __init__(self, name: str, value: Any, expected: str) -> None:
