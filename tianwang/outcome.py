@@ -22,7 +22,10 @@ OK, FAILED, REFUSED = 0, 1, 2
 GOOD_ENDS = ("finished", "shutdown")
 KEPT = ("tianwang/storage/records", "tianwang/dedup/duplicates", "tianwang/refresh/not_modified")
 REFUSAL_PREFIXES = ("tianwang/filter/", "tianwang/partition/refused")
-FAILURE_PREFIXES = ("tianwang/error/", "downloader/exception_type_count/")
+# The failure middleware's reasons; Scrapy's exception counts only in a crawl without it
+# (they count the same failures).
+FAILURE_PREFIXES = ("tianwang/error/",)
+SCRAPY_FAILURES = ("downloader/exception_type_count/",)
 
 
 @dataclass(frozen=True)
@@ -36,13 +39,15 @@ def outcome(stats: Mapping[str, Any], storing: bool) -> Outcome:
     reason = str(stats.get("finish_reason") or "unknown")
     stored = _count(stats, "tianwang/storage/records")
     kept = sum(_count(stats, key) for key in KEPT)
-    fetched = _count(stats, "response_received_count")
+    refused = _reasons(stats, REFUSAL_PREFIXES)
+    if "robotstxt/forbidden" in stats:
+        refused["robots.txt"] = _count(stats, "robotstxt/forbidden")
+    failed = _reasons(stats, FAILURE_PREFIXES) or _reasons(stats, SCRAPY_FAILURES)
     summary = (f"stored {stored:,}, kept {kept - stored:,} already stored, "
-               f"refused {_by_reason(stats, REFUSAL_PREFIXES)}, "
-               f"failed {_by_reason(stats, FAILURE_PREFIXES)}")
+               f"refused {_total(refused)}, failed {_total(failed)}")
     if not (reason in GOOD_ENDS or reason.startswith("closespider_")):
         return Outcome(FAILED, f"crawl FAILED (stopped: {reason}): {summary}")
-    if stats.get("tianwang/frontier/resumed_pending") == 0 and not fetched:
+    if stats.get("tianwang/frontier/resumed_pending") == 0 and not kept:
         return Outcome(OK, "nothing to do: this job (JOBDIR) had finished; give a new JOBDIR "
                            "or remove it to crawl afresh")
     if kept or not storing:
@@ -55,8 +60,8 @@ def _count(stats: Mapping[str, Any], key: str) -> int:
     return int(value) if isinstance(value, (int, float)) else 0
 
 
-def _by_reason(stats: Mapping[str, Any], prefixes: tuple[str, ...]) -> str:
-    """"12 (robots 10, not_html 2)": the total, then each reason, largest first."""
+def _reasons(stats: Mapping[str, Any], prefixes: tuple[str, ...]) -> dict[str, int]:
+    """Counts by reason: the key's last part after the prefix (an exception's class name)."""
     counts: dict[str, int] = {}
     for key, value in stats.items():
         if key.endswith("_bytes") or not isinstance(value, int):
@@ -65,8 +70,11 @@ def _by_reason(stats: Mapping[str, Any], prefixes: tuple[str, ...]) -> str:
             if key.startswith(prefix):
                 name = key[len(prefix):].rsplit(".", 1)[-1] or prefix.strip("/").rsplit("/", 1)[-1]
                 counts[name] = counts.get(name, 0) + value
-    if "robotstxt/forbidden" in stats and prefixes is REFUSAL_PREFIXES:
-        counts["robots.txt"] = _count(stats, "robotstxt/forbidden")
+    return counts
+
+
+def _total(counts: dict[str, int]) -> str:
+    """"12 (robots.txt 10, type 2)": the total, then each reason, largest first."""
     total = sum(counts.values())
     if not total:
         return "0"

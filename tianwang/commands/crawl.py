@@ -25,7 +25,7 @@ from tianwang.errors import StartupError
 from tianwang.outcome import REFUSED, outcome
 
 logger = logging.getLogger(__name__)
-STORAGE = "tianwang.pipelines.storage.StoragePipeline"
+STORAGE = "tianwang.pipelines.storage.TianwangStoragePipeline"
 
 
 class Command(ScrapyCrawl):
