@@ -38,7 +38,7 @@ class Command(ScrapyCrawl):
         _collect_error(self.crawler_process.crawl(crawler, **opts.spargs), errors)
         self.crawler_process.start()
         if errors:
-            self.exitcode = _report_error(errors[0])
+            self.exitcode = _report_error(errors[0], to_log=bool(self.settings.get("LOG_FILE")))
         elif crawler.stats is not None and getattr(crawler, "spider", None) is not None:
             result = outcome(crawler.stats.get_stats(), _storing(crawler.settings))
             (logger.info if result.status == 0 else logger.error)(result.line)
@@ -60,9 +60,11 @@ def _collect_error(started: Any, errors: list[BaseException]) -> None:
         started.addErrback(failed)
 
 
-def _report_error(error: BaseException) -> int:
+def _report_error(error: BaseException, to_log: bool) -> int:
     if isinstance(error, StartupError):
         print(f"tianwang: error: {error}", file=sys.stderr)
+        if to_log:  # a scrapyd job: its log file is where its user looks
+            logger.error("tianwang: error: %s", error)
         return REFUSED
     logger.error("the crawl stopped on an error", exc_info=(type(error), error,
                                                             error.__traceback__))
