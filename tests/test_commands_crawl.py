@@ -28,6 +28,12 @@ def _refused(tmp_path: Path, seeds: str, **settings: str) -> str:
      "tianwang: error: unknown setting TIANWANG_MAX_LEVEL: did you mean TIANWANG_MAX_LEVELS?"),
     ({"TIANWANG_MAX_LEVELS": "abc"},
      "tianwang: error: setting TIANWANG_MAX_LEVELS='abc' is invalid: expected a whole number"),
+    ({"TIANWANG_STORE_TYPES": "abc"},
+     "tianwang: error: setting TIANWANG_STORE_TYPES='abc' is invalid: expected media types like "
+     "text/html, not 'abc'"),
+    ({"TIANWANG_ALLOWED_DOMAINS": "abc"},
+     "tianwang: error: setting TIANWANG_ALLOWED_DOMAINS=['abc'] is invalid: expected domains "
+     "holding at least one seed (none of the 1 seeds is in them, e.g. www.a.example)"),
     ({"TIANWANG_VERTICAL": "nosuch"},
      "tianwang: error: setting TIANWANG_VERTICAL='nosuch' is invalid: expected one of: "),
 ])

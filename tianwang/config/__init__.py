@@ -6,6 +6,7 @@ stops at start should say which setting is wrong and what it expects.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -59,6 +60,21 @@ def get_str_list(settings: Any, name: str) -> list[str]:
     if not values or not all(isinstance(v, str) and v.strip() for v in values):
         raise SettingError(name, settings.get(name), "a non-empty list of strings")
     return [v.strip().lower() for v in values]
+
+
+# A media type as Content-Type gives it (RFC 9110 token "/" token), without parameters.
+_MEDIA_TYPE = re.compile(r"[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+\Z")
+
+
+def get_media_types(settings: Any, name: str) -> list[str]:
+    """Media types like text/html: a value that no Content-Type can equal ("abc", "html")
+    would store nothing, without a word."""
+    types = get_str_list(settings, name)
+    wrong = [value for value in types if not _MEDIA_TYPE.match(value)]
+    if wrong:
+        raise SettingError(name, settings.get(name),
+                           f"media types like text/html, not {', '.join(map(repr, wrong))}")
+    return types
 
 
 def get_proxy_url(settings: Any, name: str) -> str:
