@@ -2,12 +2,12 @@
 
 A crawl did its job when it ended by itself or was stopped on purpose (finished, a
 CLOSESPIDER limit, Ctrl-C: a stopped job resumes), and, when it stores pages (the storage
-pipeline runs), it has pages to show for it: a page stored, or found already stored (a
-duplicate, an unchanged revisit). A spider that stores nothing (validate) is judged by how
-it ended alone. A crawl whose every
-request failed (dead seeds, refused https, all filtered) ends with status 1, as does one
-stopped by an error. A resumed job with nothing left pending did its job earlier: status 0,
-saying so. Refusals at start (a bad setting or seed file) end with status 2 before any
+pipeline runs) and made requests, it has pages to show for them: a page stored, or found
+already stored (a duplicate, an unchanged revisit). A spider that stores nothing
+(validate) is judged by how it ended alone; one with nothing due (a refresh run) did its
+job. A crawl whose every request failed (dead seeds, refused https, all filtered) ends with
+status 1, as does one stopped by an error. A resumed job with nothing left pending did its
+job earlier: status 0, saying so. Refusals at start (a bad setting or seed file) end with status 2 before any
 crawl, as Scrapy's usage errors do.
 """
 
@@ -20,8 +20,11 @@ from typing import Any
 OK, FAILED, REFUSED = 0, 1, 2
 # finish_reason values of a crawl that ended as it should, or was stopped by its operator.
 GOOD_ENDS = ("finished", "shutdown")
-KEPT = ("tianwang/storage/records", "tianwang/dedup/duplicates", "tianwang/refresh/not_modified")
-REFUSAL_PREFIXES = ("tianwang/filter/", "tianwang/partition/refused")
+# A page stored, or found stored already (by its MD5, a 304, an unchanged revisit).
+KEPT = ("tianwang/storage/records", "tianwang/dedup/duplicates", "tianwang/refresh/not_modified",
+        "tianwang/changes/unchanged")
+REFUSAL_PREFIXES = ("tianwang/filter/", "tianwang/partition/refused",
+                    "tianwang/robots/unavailable_dropped")
 # The failure middleware's reasons; Scrapy's exception counts only in a crawl without it
 # (they count the same failures).
 FAILURE_PREFIXES = ("tianwang/error/",)
@@ -47,9 +50,12 @@ def outcome(stats: Mapping[str, Any], storing: bool) -> Outcome:
                f"refused {_total(refused)}, failed {_total(failed)}")
     if not (reason in GOOD_ENDS or reason.startswith("closespider_")):
         return Outcome(FAILED, f"crawl FAILED (stopped: {reason}): {summary}")
-    if stats.get("tianwang/frontier/resumed_pending") == 0 and not kept:
-        return Outcome(OK, "nothing to do: this job (JOBDIR) had finished; give a new JOBDIR "
-                           "or remove it to crawl afresh")
+    tried = _count(stats, "downloader/request_count") or refused or failed
+    if not kept and not tried:
+        if stats.get("tianwang/frontier/resumed_pending") == 0:
+            return Outcome(OK, "nothing to do: this job (JOBDIR) had finished; give a new "
+                               "JOBDIR or remove it to crawl afresh")
+        return Outcome(OK, f"nothing to do ({reason}): no request was due")
     if kept or not storing:
         return Outcome(OK, f"crawl done ({reason}): {summary}")
     return Outcome(FAILED, f"crawl FAILED (no page stored): {summary}")

@@ -88,6 +88,20 @@ def get_proxy_url(settings: Any, name: str) -> str:
     return value
 
 
+def get_seconds(settings: Any, name: str, minimum: float = 0,
+                maximum: float | None = None) -> float:
+    """A number of seconds within [minimum, maximum]; SettingError otherwise."""
+    value = settings.get(name)
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise SettingError(name, value, "a number of seconds") from None
+    if not minimum <= seconds <= (maximum if maximum is not None else float("inf")):
+        bounds = f"from {minimum:g} to {maximum:g}" if maximum is not None else f">= {minimum:g}"
+        raise SettingError(name, value, f"a number of seconds {bounds}")
+    return seconds
+
+
 def get_share(settings: Any, name: str) -> float:
     """A share, a number from 0 to 1."""
     value = settings.get(name)
