@@ -7,8 +7,8 @@ already stored (a duplicate, an unchanged revisit). A spider that stores nothing
 (validate) is judged by how it ended alone; one with nothing due (a refresh run) did its
 job. A crawl whose every request failed (dead seeds, refused https, all filtered) ends with
 status 1, as does one stopped by an error. A resumed job with nothing left pending did its
-job earlier: status 0, saying so. Refusals at start (a bad setting or seed file) end with status 2 before any
-crawl, as Scrapy's usage errors do.
+job earlier: status 0, saying so. Refusals at start (a bad setting or seed file) end with
+status 2 before any crawl, as Scrapy's usage errors do.
 """
 
 from __future__ import annotations
