@@ -101,7 +101,10 @@ def _write_all(
     filename: str,
     on_damage: OnDamage | None,
 ) -> int:
-    info = {"software": "tianwang", "format": "WARC File Format 1.0", "source": Path(data_dir).resolve().name}
+    # The directory's name only: an absolute path tells a reader of the archive nothing and
+    # gives away the crawling machine's layout.
+    source = Path(data_dir).resolve().name
+    info = {"software": "tianwang", "format": "WARC File Format 1.0", "source": source}
     writer.write_record(writer.create_warcinfo_record(filename, info))
     count = 0
     for path, record in iter_tree(data_dir, on_damage=on_damage):
