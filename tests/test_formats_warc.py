@@ -166,6 +166,7 @@ def test_pywb_replays_a_redirected_page_by_the_url_first_asked_for(tmp_path: Pat
     with replaying(warc, tmp_path) as base:
         with pytest.raises(urllib.error.HTTPError) as moved:
             opener.open(f"{base}/crawl/20261122051617mp_/http://www.a.com/old.html", timeout=30)
+        moved.value.close()
         assert moved.value.code == 302
         location = moved.value.headers["Location"]
         assert location.endswith("/crawl/20261122051617mp_/http://www.a.com/new.html"), location
