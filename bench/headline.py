@@ -43,8 +43,8 @@ def crawl_rows(rounds: int) -> list[Row]:
 
     runs = measure(hosts=200, seed=1, rounds=rounds)
     plain, site = runs["plain"], runs["site"]
-    rates = [rate(s) / rate(p) for p, s in zip(plain, site)]
-    cpus = [cpu_per_1000(p) / cpu_per_1000(s) for p, s in zip(plain, site)]
+    rates = [rate(s) / rate(p) for p, s in zip(plain, site, strict=True)]
+    cpus = [cpu_per_1000(p) / cpu_per_1000(s) for p, s in zip(plain, site, strict=True)]
     med = statistics.median
     return [
         ("full stack / plain Scrapy, pages/s (200-host web)",
