@@ -53,7 +53,9 @@ def redis_settings(server: RedisServer, node: str = "node0") -> dict[str, str]:
     }
 
 
-def one_node_vs_local(server: RedisServer, hosts: int, pages: int, rounds: int) -> float:
+def one_node_vs_local(server: RedisServer, hosts: int, pages: int,
+                      rounds: int) -> tuple[float, dict[str, float]]:
+    """The ratio of median pages/s, one Redis node over a local crawl, and the medians."""
     runs: dict[str, list[float]] = {"local": [], "redis": []}
     with tempfile.TemporaryDirectory() as tmp, TestWebProcess(1, hosts, pages) as web:
         seeds = write_seeds(Path(tmp) / "seeds.txt", SyntheticWeb(1, hosts, pages).homepages())
@@ -77,7 +79,7 @@ def one_node_vs_local(server: RedisServer, hosts: int, pages: int, rounds: int) 
         f"median local {medians['local']:.1f} pages/s, one Redis node {medians['redis']:.1f}"
         f" pages/s: ratio {ratio:.3f} (goal >= 0.9)"
     )
-    return ratio
+    return ratio, medians
 
 
 def nodes_crawl(

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import subprocess
 import sys
+import urllib.error
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -26,8 +30,9 @@ def read_warc(path: Path) -> list[dict]:
     found = []
     with open(path, "rb") as file:
         for record in ArchiveIterator(file):
-            if record.rec_type != "response":
-                continue
+            if record.rec_type != "response" or record.rec_headers.get_header(
+                    "WARC-Tianwang-Redirect"):
+                continue  # the 3xx records made for redirects: see the pywb test
             headers = record.rec_headers
             found.append(
                 {
@@ -103,7 +108,9 @@ def test_real_crawl_exports_one_response_per_record(mirror_crawl: dict, tmp_path
         capture_output=True, text=True, timeout=120,
     )
     assert check.returncode == 0, check.stdout + check.stderr
-    assert check.stdout.count("digest pass") == len(stored) + 1  # and the warcinfo record
+    redirects = sum(1 for r in stored if r.origin and r.origin != r.url)
+    # and the warcinfo record, and a 3xx record per redirected page
+    assert check.stdout.count("digest pass") == len(stored) + redirects + 1
 
 
 def test_a_truncated_tree_gives_a_clear_error_and_no_file(tree: Path, tmp_path: Path) -> None:
@@ -125,3 +132,49 @@ def test_missing_directory_is_refused(tmp_path: Path) -> None:
     result = tianwang_cli("records", "to-warc", str(tmp_path / "none"), str(tmp_path / "o.warc.gz"))
     assert result.returncode == 2 and "no such directory" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_export_is_plain_by_name_with_the_umask_mode_and_no_absolute_path(tree: Path,
+                                                                           tmp_path: Path) -> None:
+    out = tmp_path / "crawl.warc"
+    old = os.umask(0o027)
+    try:
+        assert tianwang_cli("records", "to-warc", str(tree), str(out)).returncode == 0
+    finally:
+        os.umask(old)
+    assert out.read_bytes().startswith(b"WARC/1.0\r\n")  # .warc: not gzipped
+    assert out.stat().st_mode & 0o777 == 0o640  # 0666 less the umask, as open() makes files
+    gz = tmp_path / "crawl.warc.gz"
+    assert tianwang_cli("records", "to-warc", str(tree), str(gz)).returncode == 0
+    assert gz.read_bytes()[:2] == b"\x1f\x8b"
+    assert str(tree.parent).encode() not in out.read_bytes()
+
+
+def test_pywb_replays_a_redirected_page_by_the_url_first_asked_for(tmp_path: Path) -> None:
+    """pywb (independent of the warcio the export writes with) finds a page stored after a
+    redirect by its first url: without the export's 3xx record it answered 404."""
+    from tests.pywb_replay import replaying
+
+    data = tmp_path / "data"
+    with RecordStore(data) as store:
+        store.write("www.a.com", page("http://www.a.com/", b"<p>home</p>", date=DATE))
+        store.write("www.a.com", page("http://www.a.com/new.html", b"<p>moved here</p>",
+                                      date=DATE, origin="http://www.a.com/old.html"))
+    warc = tmp_path / "crawl.warc.gz"
+    assert tianwang_cli("records", "to-warc", str(data), str(warc)).returncode == 0
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
+    with replaying(warc, tmp_path) as base:
+        with pytest.raises(urllib.error.HTTPError) as moved:
+            opener.open(f"{base}/crawl/20261122051617mp_/http://www.a.com/old.html", timeout=30)
+        moved.value.close()
+        assert moved.value.code == 302
+        location = moved.value.headers["Location"]
+        assert location.endswith("/crawl/20261122051617mp_/http://www.a.com/new.html"), location
+        with opener.open(urllib.parse.urljoin(base, location), timeout=30) as replayed:
+            assert replayed.status == 200
+            assert b"<p>moved here</p>" in replayed.read()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None  # a 3xx is raised as HTTPError, to be looked at

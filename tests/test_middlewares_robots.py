@@ -142,7 +142,11 @@ def test_unreachable_robots_is_retried_then_the_request_dropped(tmp_path) -> Non
         "TIANWANG_DROP_OTHER_PORTS": "False", "TIANWANG_DATA_DIR": str(tmp_path / "data"),
         "TIANWANG_ROBOTS_RETRY_DELAY": "0.2", "TIANWANG_ROBOTS_RETRIES": "1",
     }, cwd=tmp_path, timeout=60)
-    assert result.returncode == 0, result.stderr[-3000:]
+    # Nothing could be stored: the crawl did not do its job (README, exit status).
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert result.stderr.rstrip().splitlines()[-1].endswith(
+        "crawl FAILED (no page stored): stored 0, kept 0 already stored, "
+        "refused 1 (unavailable_dropped 1), failed 2 (refused 2)")  # both robots.txt tries
     stats = final_stats(result.stderr)
     assert stats["robotstxt/request_count"] == 2  # robots.txt, then once more
     assert stats["tianwang/robots/unavailable_dropped"] == 1

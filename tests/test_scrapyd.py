@@ -181,6 +181,7 @@ def test_a_job_deployed_and_scheduled_through_scrapyd_crawls_with_its_overrides(
 
     log = (scrapyd.root / "logs" / "tianwang" / "site" / f"{job['jobid']}.log").read_text()
     assert "Spider closed (finished)" in log, log[-3000:]
+    assert "] INFO: crawl done (finished): stored " in log.splitlines()[-1], log[-3000:]
     assert finished["log_url"]
     records = read_tree(data)
     stored = {record["header"]["url"] for record in records}
@@ -188,3 +189,27 @@ def test_a_job_deployed_and_scheduled_through_scrapyd_crawls_with_its_overrides(
     assert all("unzip-length" not in record["header"] for record in records)
     fetched = {host_of(entry["url"]) for entry in access_log(testweb, since)}
     assert fetched == {host_of(url) for url in seeds}
+
+
+def test_a_failed_job_is_told_from_a_good_one_by_its_log(scrapyd: Scrapyd, tmp_path: Path) -> None:
+    deploy = deploy_project(scrapyd.url, tmp_path)
+    assert deploy.returncode == 0, deploy.stderr
+    data = tmp_path / "data"
+    cases = {
+        "TIANWANG_MAX_LEVEL=2": "unknown setting TIANWANG_MAX_LEVEL: did you mean "
+                                "TIANWANG_MAX_LEVELS?",
+        "TIANWANG_MAX_LEVELS=x": "setting TIANWANG_MAX_LEVELS='x' is invalid: expected a whole "
+                                 "number",
+    }
+    jobs = {}
+    for setting in cases:
+        job = call(f"{scrapyd.url}/schedule.json", [
+            ("project", "tianwang"), ("spider", "site"), ("seeds", "http://www.a.example/"),
+            ("setting", f"TIANWANG_DATA_DIR={data}"), ("setting", setting)])
+        assert job["status"] == "ok", job
+        jobs[setting] = job["jobid"]
+    for setting, line in cases.items():
+        wait_for_job(scrapyd, jobs[setting])
+        log = (scrapyd.root / "logs" / "tianwang" / "site" / f"{jobs[setting]}.log").read_text()
+        assert log.splitlines()[-1].endswith(f"ERROR: tianwang: error: {line}"), log[-2000:]
+        assert "Traceback" not in log

@@ -32,6 +32,7 @@ from scrapy.utils.misc import load_object
 
 import tianwang.default_settings as defaults
 from tianwang.config import SettingError
+from tianwang.config.names import check_names
 from tianwang.config.shared_crawl import is_shared
 from tianwang.verticals import VERTICALS
 
@@ -56,7 +57,13 @@ class Tianwang:
 
     @classmethod
     def update_pre_crawler_settings(cls, settings: BaseSettings) -> None:
-        apply(settings)
+        try:
+            apply(settings)
+        except SettingError:
+            # Raised again by update_settings, inside the crawl, where the crawl command
+            # reports it as one line (here, before any command code runs, it would be a
+            # traceback). The stack's defaults are in place by then.
+            pass
 
     def update_settings(self, settings: BaseSettings) -> None:
         applied, kept = apply(settings)
@@ -70,7 +77,9 @@ class Tianwang:
 def apply(settings: BaseSettings) -> tuple[list[str], list[str]]:
     """Apply the stack, then the vertical; the vertical's settings set and those kept."""
     apply_stack(settings)
-    return apply_vertical(settings)
+    applied_kept = apply_vertical(settings)
+    check_names(settings, stack_defaults())
+    return applied_kept
 
 
 def apply_stack(settings: BaseSettings) -> None:

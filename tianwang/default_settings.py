@@ -40,7 +40,11 @@ EXTENSIONS = {
     # Checks the scheduler's settings before the engine starts (a bad one stops the crawl with
     # one message naming it; Scrapy builds the scheduler too late for that).
     "tianwang.frontier.settingscheck.FrontierSettingsCheck": 0,
+    # The progress line every TIANWANG_PROGRESS_INTERVAL seconds.
+    "tianwang.extensions.progress.ProgressLog": 500,
 }
+# Seconds between progress lines (stored, pages/s, pending by weight, refused, failed); 0: none.
+TIANWANG_PROGRESS_INTERVAL = 60.0
 SPIDER_MIDDLEWARES = {
     # Says when the start requests are all out (the Redis scheduler waits for it); passes
     # every start request through unchanged.

@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from tianwang.errors import StartupError
 from tianwang.urls import canonical_url
 
 # A value ending like this names a file, so a missing one is an error, not a host name.
 _FILE_SUFFIXES = (".txt", ".lst", ".list", ".csv", ".seeds")
 
 
-class SeedError(ValueError):
+class SeedError(StartupError):
     """The seed argument cannot be used; the message says which entry and why."""
 
 
@@ -19,27 +20,39 @@ def load_seeds(value: str | None) -> list[str]:
     """Seed urls from a file (one a line, # comments) or a comma-separated list.
 
     A bare host ("www.example.com") means its homepage. Duplicates are dropped, order kept.
+    Every bad entry is reported at once, a file's by its line number ("seeds.txt:3: ...").
     """
     if not value or not value.strip():
         raise SeedError("no seeds: pass -a seeds=FILE or -a seeds=URL,URL,...")
-    entries = _read_entries(value.strip())
-    seeds = list(dict.fromkeys(normalize_seed(entry) for entry in entries))
+    seeds, bad = [], []
+    for where, entry in _read_entries(value.strip()):
+        try:
+            seeds.append(normalize_seed(entry))
+        except SeedError as exc:
+            bad.append(f"{where}{exc}")
+    if bad:
+        # One line per bad entry, as a compiler lists errors: all of them, not the first.
+        raise SeedError("\n".join(bad) if len(bad) == 1 else
+                        f"{len(bad)} bad seed entries:\n" + "\n".join(bad))
+    seeds = list(dict.fromkeys(seeds))
     if not seeds:
         raise SeedError(f"no seeds in {value!r}")
     return seeds
 
 
-def _read_entries(value: str) -> list[str]:
+def _read_entries(value: str) -> list[tuple[str, str]]:
+    """(where, entry) pairs: "FILE:LINE: " for a file's lines, "" for a list's entries."""
     path = Path(value)
     if _is_file(path):
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except UnicodeDecodeError as exc:
             raise SeedError(f"seeds file {value} is not UTF-8 (byte {exc.start})") from None
-        return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+        return [(f"{value}:{number}: ", line.strip()) for number, line in enumerate(lines, 1)
+                if line.strip() and not line.strip().startswith("#")]
     if _looks_like_path(value):
         raise SeedError(f"seeds file not found: {value}")
-    return [entry.strip() for entry in value.split(",") if entry.strip()]
+    return [("", entry.strip()) for entry in value.split(",") if entry.strip()]
 
 
 def _is_file(path: Path) -> bool:

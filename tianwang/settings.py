@@ -9,6 +9,8 @@ vertical (TIANWANG_VERTICAL): set here only what this project always wants.
 BOT_NAME = "tianwang"
 SPIDER_MODULES = ["tianwang.spiders"]
 NEWSPIDER_MODULE = "tianwang.spiders"
+# `scrapy crawl` with one-line start-up errors and an exit status saying how the crawl went.
+COMMANDS_MODULE = "tianwang.commands"
 USER_AGENT = "tianwang/0.1 (research crawler; Scrapy)"
 LOG_LEVEL = "INFO"
 

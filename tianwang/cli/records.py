@@ -288,7 +288,8 @@ def _prune_links(path: Path) -> None:
 
 def _add_to_warc(sub: argparse._SubParsersAction) -> None:
     to_warc = sub.add_parser(
-        "to-warc", help="export a record tree to a gzipped WARC file (one response per page)"
+        "to-warc",
+        help="export a record tree to a WARC file (a response per page; .gz name: gzipped)",
     )
     to_warc.add_argument("dir", help="data directory (the one holding data_<k>/)")
     to_warc.add_argument("out", help="the WARC file to write, e.g. crawl.warc.gz")

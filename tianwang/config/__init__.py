@@ -6,11 +6,14 @@ stops at start should say which setting is wrong and what it expects.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from tianwang.errors import StartupError
 
-class SettingError(ValueError):
+
+class SettingError(StartupError):
     """A setting whose value makes no sense; raised at start, before any request."""
 
     def __init__(self, name: str, value: Any, expected: str) -> None:
@@ -59,6 +62,21 @@ def get_str_list(settings: Any, name: str) -> list[str]:
     return [v.strip().lower() for v in values]
 
 
+# A media type as Content-Type gives it (RFC 9110 token "/" token), without parameters.
+_MEDIA_TYPE = re.compile(r"[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+\Z")
+
+
+def get_media_types(settings: Any, name: str) -> list[str]:
+    """Media types like text/html: a value that no Content-Type can equal ("abc", "html")
+    would store nothing, without a word."""
+    types = get_str_list(settings, name)
+    wrong = [value for value in types if not _MEDIA_TYPE.match(value)]
+    if wrong:
+        raise SettingError(name, settings.get(name),
+                           f"media types like text/html, not {', '.join(map(repr, wrong))}")
+    return types
+
+
 def get_proxy_url(settings: Any, name: str) -> str:
     """An http:// proxy URL, or "" for none."""
     value = settings.get(name) or ""
@@ -68,6 +86,20 @@ def get_proxy_url(settings: Any, name: str) -> str:
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise SettingError(name, value, "an http://host:port proxy URL or empty")
     return value
+
+
+def get_seconds(settings: Any, name: str, minimum: float = 0,
+                maximum: float | None = None) -> float:
+    """A number of seconds within [minimum, maximum]; SettingError otherwise."""
+    value = settings.get(name)
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise SettingError(name, value, "a number of seconds") from None
+    if not minimum <= seconds <= (maximum if maximum is not None else float("inf")):
+        bounds = f"from {minimum:g} to {maximum:g}" if maximum is not None else f">= {minimum:g}"
+        raise SettingError(name, value, f"a number of seconds {bounds}")
+    return seconds
 
 
 def get_share(settings: Any, name: str) -> float:

@@ -30,8 +30,20 @@ def replacing(path: Path) -> Iterator[BinaryIO]:
         with os.fdopen(handle, "wb") as out:
             yield out
             out.flush()
+            os.fchmod(out.fileno(), _mode_for(path))
             os.fsync(out.fileno())
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(path: Path) -> int:
+    """The mode a file replaced keeps; a new one gets what open() would give it (0666 less
+    the umask), not mkstemp's private 0600."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

@@ -56,11 +56,15 @@ _FILE_COLUMNS = (
 class MD5Store:
     """MD5 of every body stored in data_dir's tree, with the url that was kept for it."""
 
-    def __init__(self, data_dir: str | os.PathLike[str], commit_every: int = 1000) -> None:
+    def __init__(self, data_dir: str | os.PathLike[str], commit_every: int = 1000,
+                 expect_changes: bool = False) -> None:
+        """`expect_changes`: the caller changed the files (records repair), so a rebuild is
+        no news to log as a warning."""
         if commit_every < 1:
             raise ValueError(f"commit_every must be at least 1, not {commit_every}")
         self.data_dir = Path(data_dir)
         self.commit_every = commit_every
+        self.expect_changes = expect_changes
         self.caught_up = 0  # records and mirror lines indexed on open (what a crash left)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         path = self.data_dir / INDEX_FILE
@@ -159,9 +163,10 @@ class MD5Store:
                  if _size(files.get(name, mirrors if name == MIRRORS_FILE else None)) < end]
         stale += [name for name, path in files.items() if self._newly_damaged(name, path)]
         if stale:
-            logger.warning("%s: %s shorter than indexed or newly damaged (changed outside "
-                           "the crawl): rebuilding the md5 index from the records",
-                           self.data_dir, ", ".join(sorted(stale)[:5]))
+            log = logger.debug if self.expect_changes else logger.warning
+            log("%s: %s shorter than indexed or newly damaged (changed outside the crawl): "
+                "rebuilding the md5 index from the records",
+                self.data_dir, ", ".join(sorted(set(stale))[:5]))
             self._db.execute("DELETE FROM bodies")
             self._db.execute("DELETE FROM mirrored")
             self._db.execute("DELETE FROM files")
@@ -294,4 +299,4 @@ def agree_indexes(data_dir: str | os.PathLike[str]) -> None:
     in line with the records (opening the index finds the change and rebuilds)."""
     data_dir = Path(data_dir)
     if (data_dir / INDEX_FILE).exists() or (data_dir / MIRRORS_FILE).exists():
-        MD5Store(data_dir).close()
+        MD5Store(data_dir, expect_changes=True).close()

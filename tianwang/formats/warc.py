@@ -4,7 +4,15 @@ One `response` record per stored page: WARC-Target-URI is the url the page was s
 under, WARC-Date its crawl time, WARC-IP-Address the address it came from, and the
 payload digest (sha1 of the body as the server sent it) is computed by warcio. A page
 stored after a redirect also carries the url first asked for, as `WARC-Tianwang-Origin`.
-No Scrapy import here.
+
+A redirect: a Tianwang record keeps the page and the url first asked for, not the 3xx
+response itself. So that a replay tool (pywb, OpenWayback) finds the page by the url a
+reader knows, the export adds, for each such page, a `response` record for the first url:
+`302 Found` with `Location:` the page's url, marked `WARC-Tianwang-Redirect: reconstructed`
+(the status the server gave, 301 or 302 or 307, is not kept by the record format).
+
+The file is gzipped per record when its name ends in .gz, plain otherwise; the warcinfo
+record names the data directory, not its absolute path. No Scrapy import here.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from tianwang.formats.record import OnDamage, Record, RecordError
 from tianwang.formats.store import iter_tree
 
 ORIGIN_HEADER = "WARC-Tianwang-Origin"
+REDIRECT_HEADER = "WARC-Tianwang-Redirect"
 
 
 def warc_date(record_date: str | None) -> str:
@@ -53,6 +62,19 @@ def write_record(writer: WARCWriter, record: Record) -> None:
         warc_headers_dict=headers,
     )
     writer.write_record(warc)
+    if record.origin and record.origin != record.url:
+        write_redirect(writer, record.origin, record.url, headers["WARC-Date"])
+
+
+def write_redirect(writer: WARCWriter, origin: str, target: str, date: str) -> None:
+    """A reconstructed 302 from the url first asked for to the page stored."""
+    head = (f"HTTP/1.1 302 Found\r\nLocation: {target}\r\nContent-Length: 0\r\n\r\n"
+            .encode("utf-8", "surrogateescape"))
+    warc = writer.create_warc_record(
+        origin, "response", payload=io.BytesIO(head), length=len(head),
+        warc_headers_dict={"WARC-Date": date, REDIRECT_HEADER: "reconstructed"},
+    )
+    writer.write_record(warc)
 
 
 def export_tree(
@@ -60,7 +82,8 @@ def export_tree(
     out: str | os.PathLike[str],
     on_damage: OnDamage | None = None,
 ) -> int:
-    """Write every record of data_dir to the gzipped WARC file out; the records written.
+    """Write every record of data_dir to the WARC file out (gzipped if its name ends in
+    .gz); the pages written.
 
     The file appears whole or not at all: it is written beside out and renamed into place,
     so a bad record (RecordError, ValueError naming file and offset) leaves nothing behind.
@@ -68,7 +91,8 @@ def export_tree(
     """
     out = Path(out)
     with replacing(out) as file:
-        return _write_all(WARCWriter(file, gzip=True), data_dir, out.name, on_damage)
+        writer = WARCWriter(file, gzip=out.name.endswith(".gz"))
+        return _write_all(writer, data_dir, out.name, on_damage)
 
 
 def _write_all(
@@ -77,7 +101,10 @@ def _write_all(
     filename: str,
     on_damage: OnDamage | None,
 ) -> int:
-    info = {"software": "tianwang", "format": "WARC File Format 1.0", "source": str(data_dir)}
+    # The directory's name only: an absolute path tells a reader of the archive nothing and
+    # gives away the crawling machine's layout.
+    source = Path(data_dir).resolve().name
+    info = {"software": "tianwang", "format": "WARC File Format 1.0", "source": source}
     writer.write_record(writer.create_warcinfo_record(filename, info))
     count = 0
     for path, record in iter_tree(data_dir, on_damage=on_damage):

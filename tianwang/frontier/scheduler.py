@@ -54,6 +54,10 @@ logger = logging.getLogger(__name__)
 STATE_DIR = "tianwang.frontier"
 # How often finished requests are looked for besides each next_request call (seconds).
 DONE_CHECK_INTERVAL = 0.5
+# How often the pending requests by weight are put in the stats, for the progress line
+# (extensions/progress.py) and the stats dump: the count costs one pass over the levels.
+PENDING_STATS_INTERVAL = 1.0
+PENDING_BY_WEIGHT = "tianwang/frontier/pending/w"
 
 
 def new_queue(config: FrontierConfig) -> FrontierQueue:
@@ -107,7 +111,19 @@ class FrontierSchedulerBase(BaseScheduler):
 
     def loops(self) -> list[tuple[Callable[[], None], float]]:
         """(call, interval in seconds) to run while the crawl runs."""
-        return [(self._collect_done, DONE_CHECK_INTERVAL)]
+        return [(self._collect_done, DONE_CHECK_INTERVAL),
+                (self._record_pending, PENDING_STATS_INTERVAL)]
+
+    def _record_pending(self) -> None:
+        """tianwang/frontier/pending (this process's queue) and pending/w<weight>."""
+        by_weight: Counter[int] = Counter()
+        for (weight, _), count in self.queue.pending_by_key().items():
+            by_weight[weight] += count
+        for key in [k for k in self.stats.get_stats() if k.startswith(PENDING_BY_WEIGHT)]:
+            self.stats.set_value(key, 0)  # a weight whose requests are all handed out
+        for weight, count in sorted(by_weight.items()):
+            self.stats.set_value(f"{PENDING_BY_WEIGHT}{weight}", count)
+        self.stats.set_value("tianwang/frontier/pending", len(self.queue))
 
     def close(self, reason: str) -> None:
         for loop in self._loops:
@@ -267,10 +283,6 @@ class FrontierScheduler(FrontierSchedulerBase):
         self._add_counts_to_stats()
         self.stats.set_value("tianwang/frontier/sorted_picks", self.queue.picks["sorted"])
         self.stats.set_value("tianwang/frontier/random_picks", self.queue.picks["random"])
-        by_weight: Counter[int] = Counter()
-        for (weight, _), count in self.queue.pending_by_key().items():
-            by_weight[weight] += count
-        for weight, count in sorted(by_weight.items()):
-            self.stats.set_value(f"tianwang/frontier/pending/w{weight}", count)
+        self._record_pending()
         if isinstance(self.store, RequestLog) and self.store.unserializable:
             self.stats.set_value("tianwang/frontier/unserializable", self.store.unserializable)

@@ -33,8 +33,7 @@ from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from tianwang import meta
-from tianwang.config import get_int
-from tianwang.middlewares.robots import get_seconds
+from tianwang.config import get_int, get_seconds
 
 logger = logging.getLogger(__name__)
 

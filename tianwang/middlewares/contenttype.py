@@ -24,7 +24,7 @@ from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http.headers import Headers
 
 from tianwang import meta
-from tianwang.config import SettingError, get_int, get_str_list
+from tianwang.config import SettingError, get_int, get_media_types
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class ContentTypeMiddleware:
             raise SettingError(
                 "TIANWANG_MAX_PAGE_BYTES", max_bytes, f"1 to DOWNLOAD_MAXSIZE ({scrapy_max})"
             )
-        allowed = frozenset(get_str_list(settings, "TIANWANG_STORE_TYPES"))
+        allowed = frozenset(get_media_types(settings, "TIANWANG_STORE_TYPES"))
         middleware = cls(allowed, max_bytes, crawler.stats)
         crawler.signals.connect(middleware.headers_received, signal=signals.headers_received)
         crawler.signals.connect(middleware.bytes_received, signal=signals.bytes_received)

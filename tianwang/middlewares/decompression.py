@@ -29,7 +29,7 @@ from scrapy.http import Response, TextResponse
 from scrapy.responsetypes import responsetypes
 from scrapy.utils._compression import _DecompressionMaxSizeExceeded
 
-from tianwang.config import get_int, get_str_list
+from tianwang.config import get_int, get_media_types
 from tianwang.middlewares.contenttype import is_robots, looks_binary, media_type
 from tianwang.urls import url_host
 
@@ -44,7 +44,7 @@ class BoundedDecompressionMiddleware(HttpCompressionMiddleware):
     def from_crawler(cls, crawler: Any) -> BoundedDecompressionMiddleware:
         middleware = super().from_crawler(crawler)
         middleware.max_bytes = get_int(crawler.settings, "TIANWANG_MAX_PAGE_BYTES", minimum=0)
-        types = get_str_list(crawler.settings, "TIANWANG_STORE_TYPES")
+        types = get_media_types(crawler.settings, "TIANWANG_STORE_TYPES")
         middleware.text_types = frozenset(t for t in types if t.startswith("text/"))
         middleware._logged: set[tuple[str, str]] = set()
         return middleware

@@ -46,7 +46,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import defer, task
 
 from tianwang import meta
-from tianwang.config import SettingError, get_int
+from tianwang.config import get_int, get_seconds
 from tianwang.middlewares.failures import DownloadFailed
 
 logger = logging.getLogger(__name__)
@@ -70,20 +70,6 @@ class RobotsConfig:
             retries=get_int(settings, "TIANWANG_ROBOTS_RETRIES", minimum=0),
             max_crawl_delay=get_seconds(settings, "TIANWANG_MAX_CRAWL_DELAY", minimum=0),
         )
-
-
-def get_seconds(settings: Any, name: str, minimum: float = 0,
-                maximum: float | None = None) -> float:
-    """A number of seconds within [minimum, maximum]; SettingError otherwise."""
-    value = settings.get(name)
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        raise SettingError(name, value, "a number of seconds") from None
-    if not minimum <= seconds <= (maximum if maximum is not None else float("inf")):
-        bounds = f"from {minimum:g} to {maximum:g}" if maximum is not None else f">= {minimum:g}"
-        raise SettingError(name, value, f"a number of seconds {bounds}")
-    return seconds
 
 
 class RobotsParser:

@@ -46,15 +46,18 @@ class TianwangStoragePipeline:
         )
         pipeline.stats = crawler.stats
         pipeline.signals = crawler.signals
+        # Made here, while the crawler is built: a refusal in open_spider would come after
+        # Scrapy has begun opening the spider, with tracebacks of its own closing steps.
+        try:
+            pipeline.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SettingError(
+                "TIANWANG_DATA_DIR", str(pipeline.data_dir),
+                f"a writable directory ({exc.strerror})"
+            ) from None
         return pipeline
 
     def open_spider(self) -> None:
-        try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise SettingError(
-                "TIANWANG_DATA_DIR", str(self.data_dir), f"a writable directory ({exc.strerror})"
-            ) from None
         self.store = RecordStore(
             self.data_dir, compress=self.compress, max_open=self.max_open, level=self.level
         )

@@ -33,7 +33,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 
 from tianwang import meta, signals
-from tianwang.config import SettingError, get_bool, get_int, get_str_list
+from tianwang.config import SettingError, get_bool, get_int, get_media_types
 from tianwang.config.shared_crawl import is_shared
 from tianwang.items import PageItem
 from tianwang.seeds import SeedError, load_seeds
@@ -83,7 +83,7 @@ class SiteSpider(Spider):
             spider.allowed_domains = domains
         spider.max_levels = get_int(settings, "TIANWANG_MAX_LEVELS", minimum=0)
         spider.stay_in_host = get_bool(settings, "TIANWANG_STAY_IN_HOST")
-        spider.store_types = frozenset(get_str_list(settings, "TIANWANG_STORE_TYPES"))
+        spider.store_types = frozenset(get_media_types(settings, "TIANWANG_STORE_TYPES"))
         spider.keywords = get_keywords(settings, "TIANWANG_KEYWORDS")
         spider.keyword_boost = get_int(settings, "TIANWANG_KEYWORD_BOOST", minimum=0)
         spider.session_ids = session_id_pattern(get_keywords(settings, "TIANWANG_SESSION_PARAMS"))
@@ -92,6 +92,7 @@ class SiteSpider(Spider):
         joining = is_shared(settings) and spider.seeds_arg is None
         spider.partition_share = load_share(spider.partition_arg, spider.share_arg)
         spider.seed_urls = [] if joining else spider.start_seeds()
+        check_seeds_allowed(spider.seed_urls, domains)
         crawler.signals.connect(spider.announce_share, signal=scrapy_signals.spider_opened)
         spider.sitemaps = None
         sitemaps = SitemapConfig.from_settings(settings)
@@ -221,6 +222,20 @@ def get_domains(settings: Any, name: str) -> list[str]:
     if len(cleaned) != len(domains) or not all(_DOMAIN.match(d) for d in cleaned):
         raise SettingError(name, value, "domain names like example.com (no scheme, port or path)")
     return cleaned
+
+
+def check_seeds_allowed(seeds: list[str], domains: list[str]) -> None:
+    """SettingError when allowed domains hold none of the seeds: the crawl would fetch nothing
+    (Scrapy's offsite filter drops every request, without a word)."""
+    if not seeds or not domains:
+        return
+    for url in seeds:
+        host = urlsplit(url).hostname or ""
+        if any(host == d or host.endswith(f".{d}") for d in domains):
+            return
+    raise SettingError("TIANWANG_ALLOWED_DOMAINS", domains,
+                       f"domains holding at least one seed (none of the {len(seeds)} seeds is in "
+                       f"them, e.g. {urlsplit(seeds[0]).hostname})")
 
 
 def page_text(response: Response, mime: str) -> str:

@@ -58,6 +58,7 @@ from tianwang import meta
 from tianwang.collection.hosttable import Checked, TableError, read_rows, removal_line
 from tianwang.collection.sitelist import split_site, write_lines
 from tianwang.config import SettingError, get_int
+from tianwang.config.names import RENAMED
 from tianwang.hosts import DEFAULT_PORTS
 
 # Error answers go to parse (recorded there) rather than to HttpErrorMiddleware, which would
@@ -70,8 +71,6 @@ MAPPED = (
     ("RETRY_TIMES", "TIANWANG_VALIDATE_TRIES", 1, -1),
     ("CONCURRENT_REQUESTS", "TIANWANG_VALIDATE_CONCURRENCY", 1, 0),
 )
-# A setting renamed: its old name, given, stops the crawl rather than being silently ignored.
-RENAMED = {"TIANWANG_VALIDATE_RETRIES": "TIANWANG_VALIDATE_TRIES (attempts in all, wget -t)"}
 # Exceptions a fetch ends with, and the reason written for them (first match wins).
 # Scrapy 2.19's download handlers raise its own exceptions; twisted's are kept for others.
 ERRORS = (

@@ -1,0 +1,154 @@
+"""The headline figures in one go, written over the "## Headline" section of bench/RESULTS.md.
+
+    python bench/headline.py [--rounds 5] [--quick] [--only NAME ...] [--no-write]
+
+Each entry runs one comparison against its baseline in the same run, rounds alternating
+which goes first (this machine is shared: only same-run ratios mean anything), and gives
+table rows. The section is rewritten with the date, the commit and this command; every other
+section of RESULTS.md is left byte for byte. Run it at the end of every change to the crawl
+path, so the table never describes code that is gone.
+
+Entries (add one: a function (rounds) -> list of rows, and a line in ENTRIES):
+  crawl     the full default stack (`site` + storage) against a plain Scrapy spider
+  frontier  the frontier's push+pop against Scrapy's default scheduler, in memory
+  redis     one Redis shared-crawl node against a local crawl
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+RESULTS = ROOT / "bench" / "RESULTS.md"
+HEADING = "## Headline"
+Row = tuple[str, str, str, str]  # (what, baseline, tianwang, ratio)
+
+
+def spread(values: list[float]) -> str:
+    return f"{min(values):.2f} to {max(values):.2f}"
+
+
+def crawl_rows(rounds: int) -> list[Row]:
+    from bench.crawl import cpu_per_1000, measure, rate
+
+    runs = measure(hosts=200, seed=1, rounds=rounds)
+    plain, site = runs["plain"], runs["site"]
+    rates = [rate(s) / rate(p) for p, s in zip(plain, site, strict=True)]
+    cpus = [cpu_per_1000(p) / cpu_per_1000(s) for p, s in zip(plain, site, strict=True)]
+    med = statistics.median
+    return [
+        ("full stack / plain Scrapy, pages/s (200-host web)",
+         f"{med(rate(s) for s in plain):.1f}", f"{med(rate(s) for s in site):.1f}",
+         f"**{med(rate(s) for s in site) / med(rate(s) for s in plain):.3f}** "
+         f"(rounds {spread(rates)})"),
+        ("full stack / plain Scrapy, CPU s per 1000 pages",
+         f"{med(cpu_per_1000(s) for s in plain):.2f}", f"{med(cpu_per_1000(s) for s in site):.2f}",
+         f"**{med(cpu_per_1000(s) for s in plain) / med(cpu_per_1000(s) for s in site):.3f}** "
+         f"(rounds {spread(cpus)})"),
+    ]
+
+
+def frontier_rows(rounds: int) -> list[Row]:
+    from bench.frontier import measure
+
+    rates = measure(200_000, rounds)
+    frontier = statistics.median(wall for wall, _ in rates["frontier memory"])
+    scrapy = statistics.median(wall for wall, _ in rates["scheduler memory"])
+    return [("frontier / Scrapy's scheduler, push+pop per s (200k requests, memory)",
+             f"{scrapy:,.0f}", f"{frontier:,.0f}", f"**{frontier / scrapy:.2f}**")]
+
+
+def redis_rows(rounds: int) -> list[Row]:
+    from bench.distributed import one_node_vs_local
+    from tests.redis_server import RedisServer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer(Path(tmp) / "redis").start()
+        try:
+            ratio, medians = one_node_vs_local(server, 300, 20, rounds)
+        finally:
+            server.stop()
+    return [("one Redis node / local crawl, pages/s (300 hosts x 20 pages)",
+             f"{medians['local']:.1f}", f"{medians['redis']:.1f}", f"**{ratio:.3f}**")]
+
+
+ENTRIES: dict[str, Callable[[int], list[Row]]] = {
+    "crawl": crawl_rows,
+    "frontier": frontier_rows,
+    "redis": redis_rows,
+}
+
+
+def section(rows: list[Row], when: str, commit: str, command: str) -> str:
+    lines = [f"{HEADING}, as the code is now ({when}, commit {commit})", "",
+             f"    {command}", "",
+             "Written by bench/headline.py; each ratio is tianwang over its baseline, medians of "
+             "the same run's alternating rounds.", "",
+             "| figure | baseline | tianwang | ratio |", "|---|---|---|---|"]
+    lines += [f"| {what} | {base} | {ours} | {ratio} |" for what, base, ours, ratio in rows]
+    return "\n".join(lines) + "\n"
+
+
+def replace_section(text: str, new: str) -> str:
+    """`text` with its headline section (from its heading to the next "## ") replaced by
+    `new`, or `new` put before the first "## " section when there is none."""
+    start = text.find(f"\n{HEADING}")
+    if start < 0:
+        first = text.find("\n## ")
+        at = len(text) if first < 0 else first + 1
+        return text[:at] + new + "\n" + text[at:]
+    start += 1
+    end = text.find("\n## ", start + len(HEADING))
+    end = len(text) if end < 0 else end + 1
+    return text[:start] + new + "\n" + text[end:]
+
+
+def commit_name() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        return out + (" + uncommitted changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="1 round each, to try the script")
+    parser.add_argument("--only", nargs="+", choices=sorted(ENTRIES))
+    parser.add_argument("--no-write", action="store_true", help="print the section only")
+    args = parser.parse_args()
+    rounds = 1 if args.quick else args.rounds
+    rows: list[Row] = []
+    for name in args.only or ENTRIES:
+        print(f"--- {name}", flush=True)
+        rows += ENTRIES[name](rounds)
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    command = "python bench/headline.py " + " ".join(sys.argv[1:])
+    new = section(rows, when, commit_name(), command.strip()) + (
+        f"\nMachine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; "
+        f"{os.getloadavg()[0]:.1f} load average at the end.\n")
+    print(new)
+    if not args.no_write:
+        from tianwang.formats.atomic import write_atomic
+
+        write_atomic(RESULTS, replace_section(RESULTS.read_text(encoding="utf-8"), new)
+                     .encode("utf-8"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""The crawl's outcome from its stats, by the rules written in the README (exit status)."""
+
+from __future__ import annotations
+
+from tianwang.outcome import FAILED, OK, outcome
+
+
+def test_a_crawl_that_stored_pages_did_its_job() -> None:
+    stats = {"finish_reason": "finished", "tianwang/storage/records": 3,
+             "tianwang/dedup/duplicates": 2, "tianwang/filter/type": 4,
+             "tianwang/filter/type_bytes": 999, "robotstxt/forbidden": 1,
+             "tianwang/error/timeout": 2, "tianwang/error/refused": 5,
+             "downloader/exception_type_count/twisted.internet.error.TimeoutError": 2}
+    result = outcome(stats, storing=True)
+    assert result.status == OK
+    assert result.line == ("crawl done (finished): stored 3, kept 2 already stored, "
+                           "refused 5 (type 4, robots.txt 1), failed 7 (refused 5, timeout 2)")
+
+
+def test_nothing_stored_is_a_failure_only_for_a_storing_crawl() -> None:
+    stats = {"finish_reason": "finished",
+             "downloader/exception_type_count/scrapy.exceptions.DownloadTimeoutError": 2}
+    assert outcome(stats, storing=True).status == FAILED
+    assert outcome(stats, storing=True).line == (
+        "crawl FAILED (no page stored): stored 0, kept 0 already stored, refused 0, "
+        "failed 2 (DownloadTimeoutError 2)")
+    assert outcome(stats, storing=False).status == OK
+
+
+def test_an_unchanged_revisit_counts_as_kept() -> None:
+    stats = {"finish_reason": "closespider_pagecount", "tianwang/refresh/not_modified": 4}
+    assert outcome(stats, storing=True).status == OK
+
+
+def test_a_crawl_stopped_by_an_error_failed_whatever_it_stored() -> None:
+    stats = {"finish_reason": "memusage_exceeded", "tianwang/storage/records": 10}
+    result = outcome(stats, storing=True)
+    assert result.status == FAILED
+    assert result.line.startswith("crawl FAILED (stopped: memusage_exceeded): stored 10,")
+
+
+def test_a_finished_job_resumed_says_so() -> None:
+    stats = {"finish_reason": "finished", "tianwang/frontier/resumed_pending": 0}
+    result = outcome(stats, storing=True)
+    assert result.status == OK
+    assert "had finished" in result.line and "JOBDIR" in result.line

@@ -1,0 +1,1 @@
+"""Scrapy commands of the tianwang project (COMMANDS_MODULE): `crawl`, with honest errors."""
