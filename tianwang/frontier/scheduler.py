@@ -39,9 +39,11 @@ from tianwang import meta, scrapy_internals
 from tianwang.config.frontier import FrontierConfig
 from tianwang.frontier.dupefilter import BloomDupeFilter
 from tianwang.frontier.levels import QueueSlots
+from tianwang.frontier.linkscore import SEED_CASH, LinkCash
 from tianwang.frontier.queue import FrontierQueue
 from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog, clip
 from tianwang.frontier.slots import DownloaderSlots, engine_of
+from tianwang.urls import url_host
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,6 +56,9 @@ logger = logging.getLogger(__name__)
 STATE_DIR = "tianwang.frontier"
 # How often finished requests are looked for besides each next_request call (seconds).
 DONE_CHECK_INTERVAL = 0.5
+# Links a page is taken to have when its requests do not say (meta OUTLINKS unset: a spider
+# other than the site spider): its cash is shared as among this many.
+DEFAULT_OUTLINKS = 20
 
 
 def new_queue(config: FrontierConfig) -> FrontierQueue:
@@ -85,6 +90,10 @@ class FrontierSchedulerBase(BaseScheduler):
         self.counts: Counter[str] = Counter()
         self._inflight: dict[Request, tuple[Any, int]] = {}  # handed out -> (token, slot)
         self._loops: list[Any] = []
+        # Link relations in the weight (linkscore.py): each id's cash, and the cash of the
+        # pages in flight, which their links share out (url -> cash).
+        self.cash = LinkCash(config.link_weight, config.link_other_host) if config.links else None
+        self._page_cash: dict[str, float] = {}
 
     @classmethod
     def check_settings(cls, settings: Any) -> None:
@@ -131,8 +140,28 @@ class FrontierSchedulerBase(BaseScheduler):
         self.queue.push(item, (weight, priority), slot)
         self.queue_slots.added(slot)
 
+    def link_share(self, request: Request) -> float:
+        """The cash a request's link brings its url: the seed's for a request no page linked
+        to, else its page's cash shared among the page's links (more across hosts)."""
+        assert self.cash is not None
+        parent = request.meta.get(meta.PARENT)
+        if parent is None:
+            return SEED_CASH
+        outlinks = request.meta.get(meta.OUTLINKS, DEFAULT_OUTLINKS)
+        other_host = url_host(parent) != url_host(request.url)
+        return self.cash.share(self._page_cash.get(parent, 0.0), outlinks, other_host)
+
+    def link_bonus(self, cash: float) -> int:
+        return self.cash.bonus(cash) if self.cash is not None else 0
+
+    def _page_cash_of(self, item: int, request: Request) -> float:
+        """The cash of a request handed out: what its page's links share."""
+        return self.cash.cash(item) if self.cash is not None else 0.0
+
     def _hand_out(self, item: int, request: Request, token: Any) -> Request:
         slot = self.queue.slot(item)
+        if self.cash is not None:
+            self._page_cash[request.url] = self._page_cash_of(item, request)
         self._inflight[request] = (token, slot)
         self.slots.handed_out(request, self.queue_slots.downloader_slot(slot))
         self.counts["scheduler/dequeued"] += 1
@@ -150,6 +179,7 @@ class FrontierSchedulerBase(BaseScheduler):
         taken = [self._inflight.pop(request) for request in finished]
         self._requests_done(finished, [token for token, _slot in taken])
         for request, (_token, slot) in zip(finished, taken, strict=True):
+            self._page_cash.pop(request.url, None)
             self.slots.reached(request)
             self.queue_slots.finished(slot)
 
@@ -204,6 +234,9 @@ class FrontierScheduler(FrontierSchedulerBase):
             if not entry.done:
                 pending += 1
                 self._push(entry.item, entry.weight, entry.priority, entry.slot)
+                if self.cash is not None:  # the cash is not logged: only later links count
+                    key = None if entry.fingerprint is None else LinkCash.key(entry.fingerprint)
+                    self.cash.add(entry.item, key, 0.0)
 
         log.open(visit)
         if len(log):
@@ -229,9 +262,13 @@ class FrontierScheduler(FrontierSchedulerBase):
             fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
             if fingerprint in self.dupefilter:
                 self._filtered(request)
+                if self.cash is not None:
+                    self._credit(request, fingerprint)
                 return False
+        share = self.link_share(request) if self.cash is not None else 0.0
         weight, priority = clip(
-            self.weigh(request.url) + request.meta.get(meta.BOOST, 0), request.priority
+            self.weigh(request.url) + request.meta.get(meta.BOOST, 0) + self.link_bonus(share),
+            request.priority,
         )
         name = self.slot_name(request)
         # The log first: the filter may only hold urls whose request is safely logged.
@@ -241,9 +278,26 @@ class FrontierScheduler(FrontierSchedulerBase):
             self.counts["tianwang/frontier/dedup/added"] += 1
         else:
             self.counts["tianwang/frontier/dedup/dont_filter"] += 1
+        if self.cash is not None:
+            self.cash.add(item, None if fingerprint is None else LinkCash.key(fingerprint), share)
         self._push(item, weight, priority, name)
         self.counts["scheduler/enqueued"] += 1
         return True
+
+    def _credit(self, request: Request, fingerprint: bytes) -> None:
+        """A link to a url seen before: if it is still pending, its cash grows by the link's
+        share, and its weight with it (never down: queue.raise_weight)."""
+        assert self.cash is not None
+        item = self.cash.find(LinkCash.key(fingerprint))
+        if item < 0 or not self.queue.pending(item):
+            return
+        cash = self.cash.credit(item, self.link_share(request))
+        weight, priority = clip(
+            self.weigh(request.url) + request.meta.get(meta.BOOST, 0) + self.cash.bonus(cash),
+            request.priority,
+        )
+        if self.queue.raise_weight(item, (weight, priority)):
+            self.counts["tianwang/frontier/links/raised"] += 1
 
     def next_request(self) -> Request | None:
         self._collect_done()
