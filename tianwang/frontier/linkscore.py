@@ -70,20 +70,28 @@ class LinkCash:
     def add(self, item: int, key: int | None, cash: float) -> None:
         """A new id, its url's key (None: never to be found, a dont_filter request) and first
         cash; ids must grow (gaps are fine)."""
-        gap = item - len(self._cash)
-        if gap < 0:
-            raise ValueError(f"id {item} added after a larger one")
-        if gap:
-            self._check.extend(array("I", [0]) * gap)
-            self._cash.extend(array("f", [0.0]) * gap)
-        self._check.append(0 if key is None else key & 0xFFFFFFFF)
+        if item != len(self._cash):
+            self._skip_to(item)
+        check = 0 if key is None else key & 0xFFFFFFFF
+        self._check.append(check)
         self._cash.append(cash)
         if key is None:
             return
-        if (self._used + 1) * 4 > (self._mask + 1) * 3:
-            self._grow()
-        _place(self._table, self._mask, key & 0xFFFFFFFF, item)
         self._used += 1
+        if self._used * 4 > (self._mask + 1) * 3:
+            self._grow()
+        table, mask = self._table, self._mask
+        at = check & mask
+        while table[at] != _EMPTY:
+            at = (at + 1) & mask
+        table[at] = item + 1
+
+    def _skip_to(self, item: int) -> None:
+        gap = item - len(self._cash)
+        if gap < 0:
+            raise ValueError(f"id {item} added after a larger one")
+        self._check.extend(array("I", [0]) * gap)
+        self._cash.extend(array("f", [0.0]) * gap)
 
     def find(self, key: int) -> int:
         """The id added with this key, or -1."""

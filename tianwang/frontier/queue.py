@@ -16,6 +16,10 @@ Without it, a host whose links came first would have its one connection spent on
 them (its about pages and small sections too) before a later host's main sections get one.
 The turn is part of the level's key, so it costs nothing at pick time.
 
+Raising (link relations, linkscore.py): a pending id's weight may rise; the id is appended
+to its new level and its old copy skipped when met (the weight kept per id says which copy is
+live), as a taken id is skipped.
+
 Host awareness: a pick asks ``full(slot)`` and skips items whose slot is full. A sorted
 pick moves such an item from the key's FIFO to a per-slot FIFO of that key ("parked"), so
 it keeps its place: the candidates are the main head and the oldest parked item of a slot
