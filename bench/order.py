@@ -389,8 +389,9 @@ def main() -> int:
     print(tables(runs))
     print("\n".join(goal(runs)))
     if args.plot:
-        plot(runs, Path(args.plot), args.graph or f"synthetic web, seed {args.seed}, "
-             f"{args.hosts} hosts")
+        title = (f"graph {Path(args.graph).name}, seed {args.seed_url}" if args.graph
+                 else f"synthetic web, seed {args.seed}, {args.hosts} hosts")
+        plot(runs, Path(args.plot), title)
         print(f"plot: {args.plot}")
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
     return 0
