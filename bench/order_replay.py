@@ -14,6 +14,7 @@ PageRank mass / top 1% / homepages at each mark; random picks take the median of
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 from collections import Counter, deque
@@ -97,6 +98,16 @@ def replay_bfs(graph: Graph, per_host: int) -> list[str]:
     return replay_frontier(graph, NEVER, 1, 0.0, 1.0, False, 0, per_host, turns=0)
 
 
+def subsample(graph: Graph, share: float, seed: int) -> Graph:
+    """A random share of the graph's pages (the seeds kept) and the links between them."""
+    rng = random.Random(seed)
+    kept = [page for page, url in enumerate(graph.urls)
+            if url in graph.seeds or rng.random() < share]
+    new_id = {page: i for i, page in enumerate(kept)}
+    out = [[new_id[t] for t in graph.out[page] if t in new_id] for page in kept]
+    return Graph([graph.urls[page] for page in kept], out, graph.seeds)
+
+
 def cells(graph: Graph, orders: list[list[str]]) -> str:
     runs = [graph.marks(order) for order in orders]
     out = []
@@ -118,11 +129,15 @@ def main() -> None:
     parser.add_argument("--max-pages", type=int, default=1200)
     parser.add_argument("--per-host", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--sample", type=float, default=1.0,
+                        help="with --graph: keep this random share of its pages (the seed always)")
     parser.add_argument("--variants", default="",
                         help="extra frontier variants: N:M:per_doubling:other_host[:nodepth],...")
     args = parser.parse_args()
     if args.graph:
         graph = Graph.from_dir(args.graph, [args.seed_url])
+        if args.sample < 1:
+            graph = subsample(graph, args.sample, args.seed)
     else:
         from bench.order import Web
 
