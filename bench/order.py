@@ -365,9 +365,17 @@ def main() -> int:
     parser.add_argument("--plot", metavar="PNG", help="draw the curves into this file")
     parser.add_argument("--stop", type=float, default=max(GRAPH_MARKS),
                         help="stop each crawl past this share of the pages")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME:K=V,K=V",
+                        help="one more order: the frontier with these settings (repeatable)")
     parser.add_argument("--orders", default=",".join(ORDERINGS),
                         help="comma-separated, from: " + ", ".join(ORDERINGS))
     args = parser.parse_args()
+    for variant in args.variant:
+        name, _, pairs = variant.partition(":")
+        ORDERINGS[name] = {**FRONTIER, **dict(pair.split("=", 1) for pair in pairs.split(","))}
+        if args.orders == parser.get_default("orders"):
+            args.orders = ""
+        args.orders += "," + name
     if args.per_host is None:
         args.per_host = 2 if args.graph else 1
     names = [name.strip() for name in args.orders.split(",") if name.strip()]

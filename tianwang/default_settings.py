@@ -192,6 +192,9 @@ TIANWANG_HOST_TURNS = 16
 TIANWANG_LINK_WEIGHT = 0.75
 # Shares of a page's cash a link to another host carries (a vote of another site); >= 1.
 TIANWANG_LINK_OTHER_HOST = 8
+# How much of a url's first share the link bonus discounts, 0 to 1: 0 = plain OPIC cash;
+# 1 = only the links beyond the one that found it count (no host's pages set above another's).
+TIANWANG_LINK_RELATIVE = 0
 # Seed of the random picks, for a repeatable order; None draws one from the system.
 TIANWANG_FRONTIER_SEED = None
 # Urls the request Bloom filter is sized for: 10 million at 1e-6 take 36 MB of memory.

@@ -27,6 +27,7 @@ class FrontierConfig:
     levels: bool  # a level limit is set: crawl each host level by level (levels.py)
     link_weight: float = 0.0  # weight per doubling of a url's link cash; 0 = depth only
     link_other_host: float = 1.0  # shares a link to another host carries
+    link_relative: float = 0.0  # how much of the first link's share the bonus discounts
 
     @property
     def links(self) -> bool:
@@ -57,6 +58,7 @@ class FrontierConfig:
             link_weight=_number(settings, "TIANWANG_LINK_WEIGHT", minimum=0, maximum=16),
             link_other_host=_number(settings, "TIANWANG_LINK_OTHER_HOST", minimum=1,
                                     maximum=1e6),
+            link_relative=_number(settings, "TIANWANG_LINK_RELATIVE", minimum=0, maximum=1),
         )
 
     def weigher(self) -> Callable[[str], int]:

@@ -39,11 +39,18 @@ _EMPTY = 0  # a table slot holding no id (ids are stored plus one)
 class LinkCash:
     """Cash per request id, found by the url's fingerprint key (a 64-bit int)."""
 
-    def __init__(self, per_doubling: float, other_host: float) -> None:
+    def __init__(self, per_doubling: float, other_host: float, relative: float = 0.0) -> None:
         if per_doubling < 0 or other_host < 1:
             raise ValueError("per_doubling must be >= 0 and other_host >= 1")
         self.per_doubling = per_doubling
         self.other_host = other_host
+        # relative (0 to 1): how much of the first link's share (as a link within the host
+        # would have brought it) the bonus discounts; at 1 it counts only the cash beyond
+        # it, so a url's first link sets no host above another; at 0 plain OPIC cash.
+        self.relative = relative
+        # id -> log2 of that first share, kept to 1/64 of a doubling (2 bytes; allocated only
+        # when relative > 0)
+        self._base = array("h")
         self._table = array("I", bytes(4 * 1024))
         self._mask = 1023
         self._used = 0
@@ -67,14 +74,33 @@ class LinkCash:
         """The weight cash adds (negative below the seed's cash)."""
         return round(self.per_doubling * math.log2(max(cash, MIN_CASH)))
 
-    def add(self, item: int, key: int | None, cash: float) -> None:
+    def first_bonus(self, cash: float, other_host: bool) -> int:
+        """The bonus of a url its first link just found (what weight_bonus gives after add)."""
+        if not self.relative:
+            return self.bonus(cash)
+        first = cash / self.other_host if other_host else cash
+        doublings = math.log2(max(cash, MIN_CASH)) - self.relative * math.log2(max(first, MIN_CASH))
+        return round(self.per_doubling * doublings)
+
+    def weight_bonus(self, item: int) -> int:
+        """The weight an id's cash adds now."""
+        cash = self._cash[item]
+        if not self.relative:
+            return self.bonus(cash)
+        doublings = math.log2(max(cash, MIN_CASH)) - self.relative * self._base[item] / 64
+        return round(self.per_doubling * doublings)
+
+    def add(self, item: int, key: int | None, cash: float, other_host: bool = False) -> None:
         """A new id, its url's key (None: never to be found, a dont_filter request) and first
-        cash; ids must grow (gaps are fine)."""
+        cash (brought by a link across hosts or not); ids must grow (gaps are fine)."""
         if item != len(self._cash):
             self._skip_to(item)
         check = 0 if key is None else key & 0xFFFFFFFF
         self._check.append(check)
         self._cash.append(cash)
+        if self.relative:
+            first = cash / self.other_host if other_host else cash
+            self._base.append(max(-(2**15), round(64 * math.log2(max(first, MIN_CASH)))))
         if key is None:
             return
         self._used += 1
@@ -92,6 +118,8 @@ class LinkCash:
             raise ValueError(f"id {item} added after a larger one")
         self._check.extend(array("I", [0]) * gap)
         self._cash.extend(array("f", [0.0]) * gap)
+        if self.relative:
+            self._base.extend(array("h", [0]) * gap)
 
     def find(self, key: int) -> int:
         """The id added with this key, or -1."""

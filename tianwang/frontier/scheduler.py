@@ -92,7 +92,8 @@ class FrontierSchedulerBase(BaseScheduler):
         self._loops: list[Any] = []
         # Link relations in the weight (linkscore.py): each id's cash, and the cash of the
         # pages in flight, which their links share out (url -> cash).
-        self.cash = LinkCash(config.link_weight, config.link_other_host) if config.links else None
+        self.cash = (LinkCash(config.link_weight, config.link_other_host, config.link_relative)
+                     if config.links else None)
         self._page_cash: dict[str, float] = {}
 
     @classmethod
@@ -140,19 +141,17 @@ class FrontierSchedulerBase(BaseScheduler):
         self.queue.push(item, (weight, priority), slot)
         self.queue_slots.added(slot)
 
-    def link_share(self, request: Request) -> float:
-        """The cash a request's link brings its url: the seed's for a request no page linked
-        to, else its page's cash shared among the page's links (more across hosts)."""
+    def link_share(self, request: Request) -> tuple[float, bool]:
+        """The cash a request's link brings its url, and whether it crossed hosts: the
+        seed's for a request no page linked to, else its page's cash shared among the
+        page's links (more across hosts)."""
         assert self.cash is not None
         parent = request.meta.get(meta.PARENT)
         if parent is None:
-            return SEED_CASH
+            return SEED_CASH, False
         outlinks = request.meta.get(meta.OUTLINKS, DEFAULT_OUTLINKS)
         other_host = url_host(parent) != url_host(request.url)
-        return self.cash.share(self._page_cash.get(parent, 0.0), outlinks, other_host)
-
-    def link_bonus(self, cash: float) -> int:
-        return self.cash.bonus(cash) if self.cash is not None else 0
+        return self.cash.share(self._page_cash.get(parent, 0.0), outlinks, other_host), other_host
 
     def _page_cash_of(self, item: int, request: Request) -> float:
         """The cash of a request handed out: what its page's links share."""
@@ -265,10 +264,10 @@ class FrontierScheduler(FrontierSchedulerBase):
                 if self.cash is not None:
                     self._credit(request, fingerprint)
                 return False
-        share = self.link_share(request) if self.cash is not None else 0.0
+        share, other_host = self.link_share(request) if self.cash is not None else (0.0, False)
+        bonus = self.cash.first_bonus(share, other_host) if self.cash is not None else 0
         weight, priority = clip(
-            self.weigh(request.url) + request.meta.get(meta.BOOST, 0) + self.link_bonus(share),
-            request.priority,
+            self.weigh(request.url) + request.meta.get(meta.BOOST, 0) + bonus, request.priority
         )
         name = self.slot_name(request)
         # The log first: the filter may only hold urls whose request is safely logged.
@@ -279,7 +278,8 @@ class FrontierScheduler(FrontierSchedulerBase):
         else:
             self.counts["tianwang/frontier/dedup/dont_filter"] += 1
         if self.cash is not None:
-            self.cash.add(item, None if fingerprint is None else LinkCash.key(fingerprint), share)
+            key = None if fingerprint is None else LinkCash.key(fingerprint)
+            self.cash.add(item, key, share, other_host)
         self._push(item, weight, priority, name)
         self.counts["scheduler/enqueued"] += 1
         return True
@@ -291,9 +291,10 @@ class FrontierScheduler(FrontierSchedulerBase):
         item = self.cash.find(LinkCash.key(fingerprint))
         if item < 0 or not self.queue.pending(item):
             return
-        cash = self.cash.credit(item, self.link_share(request))
+        self.cash.credit(item, self.link_share(request)[0])
         weight, priority = clip(
-            self.weigh(request.url) + request.meta.get(meta.BOOST, 0) + self.cash.bonus(cash),
+            self.weigh(request.url) + request.meta.get(meta.BOOST, 0)
+            + self.cash.weight_bonus(item),
             request.priority,
         )
         if self.queue.raise_weight(item, (weight, priority)):
