@@ -70,6 +70,7 @@ ORDERINGS: dict[str, dict[str, str]] = {
     # OPIC alone (Abiteboul et al. 2003): cash decides (16 weight per doubling: a directory
     # level only breaks ties), no bonus across hosts, no random picks to speak of.
     "OPIC": {**FRONTIER, "TIANWANG_LINK_WEIGHT": "16", "TIANWANG_LINK_OTHER_HOST": "1",
+             "TIANWANG_LINK_RELATIVE": "0",
              "TIANWANG_SORTED_PICKS": "1000000", "TIANWANG_RANDOM_PICKS": "1"},
     # Baeza-Yates et al. 2005: the host with the most pending requests first, breadth first
     # within a host.
