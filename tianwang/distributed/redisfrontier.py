@@ -84,6 +84,10 @@ return out
 # still queued (PUSH wrote its member in the hash ``member``) whose weight that raises moves
 # up in its queue: the score's weight field grows (ZINCRBY of -delta * 2**43, exact in the
 # double), its priority, turn and id stay. Once a url is not queued its member entry goes.
+# The raise is the difference of the bonus of the cash after and before, which is the same
+# whether or not TIANWANG_LINK_RELATIVE discounts the first share (up to rounding): the node
+# weighs a new url's first share itself. The hashes keep an entry per url seen (about 100
+# bytes in Redis each) for the crawl's life.
 LINK = """
 local p, per = ARGV[1], tonumber(ARGV[2])
 local function bonus(c)
