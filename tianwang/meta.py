@@ -18,9 +18,6 @@ PARENT = "tianwang_parent"
 # Set by the site spider beside PARENT: how many links its page has (out-degree), so the
 # frontier hands each its share of the page's cash (frontier/linkscore.py).
 OUTLINKS = "tianwang_outlinks"
-# Set by the Redis scheduler on a request it pushes: its url's cash then (frontier/linkscore.py);
-# read back as the page's cash when it is fetched.
-CASH = "tianwang_cash"
 # Set by the sitemap reader (spiders/sitemaps.py) on a sitemap request: (the host it speaks
 # for, its index depth).
 SITEMAP = "tianwang_sitemap"

@@ -186,8 +186,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if self.cash is not None and fingerprint is not None:
             # The link's share counts in Redis (LINK): a url seen before rises there; a new
             # one is pushed with the share's weight.
-            share, other_host = self.link_share(request)
-            weight += self.cash.first_bonus(share, other_host)
+            share, first = self.link_share(request)
+            weight += self.cash.first_bonus(share, first)
             self._links.append((self.frontier.link_key(fingerprint), share))
         host = self.slots.key(request)
         blob = encode(request, self.spider)

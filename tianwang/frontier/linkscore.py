@@ -74,11 +74,10 @@ class LinkCash:
         """The weight cash adds (negative below the seed's cash)."""
         return round(self.per_doubling * math.log2(max(cash, MIN_CASH)))
 
-    def first_bonus(self, cash: float, other_host: bool) -> int:
+    def first_bonus(self, cash: float, first: float) -> int:
         """The bonus of a url its first link just found (what weight_bonus gives after add)."""
         if not self.relative:
             return self.bonus(cash)
-        first = cash / self.other_host if other_host else cash
         doublings = math.log2(max(cash, MIN_CASH)) - self.relative * math.log2(max(first, MIN_CASH))
         return round(self.per_doubling * doublings)
 
@@ -90,16 +89,16 @@ class LinkCash:
         doublings = math.log2(max(cash, MIN_CASH)) - self.relative * self._base[item] / 64
         return round(self.per_doubling * doublings)
 
-    def add(self, item: int, key: int | None, cash: float, other_host: bool = False) -> None:
-        """A new id, its url's key (None: never to be found, a dont_filter request) and first
-        cash (brought by a link across hosts or not); ids must grow (gaps are fine)."""
+    def add(self, item: int, key: int | None, cash: float, first: float = 1.0) -> None:
+        """A new id, its url's key (None: never to be found, a dont_filter request), its
+        first cash and that share as a link within the host would have brought it (what
+        `relative` discounts); ids must grow (gaps are fine)."""
         if item != len(self._cash):
             self._skip_to(item)
         check = 0 if key is None else key & 0xFFFFFFFF
         self._check.append(check)
         self._cash.append(cash)
         if self.relative:
-            first = cash / self.other_host if other_host else cash
             self._base.append(max(-(2**15), round(64 * math.log2(max(first, MIN_CASH)))))
         if key is None:
             return

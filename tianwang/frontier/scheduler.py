@@ -141,17 +141,19 @@ class FrontierSchedulerBase(BaseScheduler):
         self.queue.push(item, (weight, priority), slot)
         self.queue_slots.added(slot)
 
-    def link_share(self, request: Request) -> tuple[float, bool]:
-        """The cash a request's link brings its url, and whether it crossed hosts: the
-        seed's for a request no page linked to, else its page's cash shared among the
-        page's links (more across hosts)."""
+    def link_share(self, request: Request) -> tuple[float, float]:
+        """The cash a request's link brings its url, and that share as a link within the
+        host would have brought it (what TIANWANG_LINK_RELATIVE discounts): the seed's for
+        a request no page linked to, else its page's cash shared among the page's links
+        (more across hosts)."""
         assert self.cash is not None
         parent = request.meta.get(meta.PARENT)
         if parent is None:
-            return SEED_CASH, False
+            return SEED_CASH, SEED_CASH
         outlinks = request.meta.get(meta.OUTLINKS, DEFAULT_OUTLINKS)
         other_host = url_host(parent) != url_host(request.url)
-        return self.cash.share(self._page_cash.get(parent, 0.0), outlinks, other_host), other_host
+        share = self.cash.share(self._page_cash.get(parent, 0.0), outlinks, other_host)
+        return share, share / self.cash.other_host if other_host else share
 
     def _page_cash_of(self, item: int, request: Request) -> float:
         """The cash of a request handed out: what its page's links share."""
@@ -264,8 +266,8 @@ class FrontierScheduler(FrontierSchedulerBase):
                 if self.cash is not None:
                     self._credit(request, fingerprint)
                 return False
-        share, other_host = self.link_share(request) if self.cash is not None else (0.0, False)
-        bonus = self.cash.first_bonus(share, other_host) if self.cash is not None else 0
+        share, first = self.link_share(request) if self.cash is not None else (0.0, 1.0)
+        bonus = self.cash.first_bonus(share, first) if self.cash is not None else 0
         weight, priority = clip(
             self.weigh(request.url) + request.meta.get(meta.BOOST, 0) + bonus, request.priority
         )
@@ -279,7 +281,7 @@ class FrontierScheduler(FrontierSchedulerBase):
             self.counts["tianwang/frontier/dedup/dont_filter"] += 1
         if self.cash is not None:
             key = None if fingerprint is None else LinkCash.key(fingerprint)
-            self.cash.add(item, key, share, other_host)
+            self.cash.add(item, key, share, first)
         self._push(item, weight, priority, name)
         self.counts["scheduler/enqueued"] += 1
         return True
