@@ -33,6 +33,7 @@ from scrapy.utils.test import get_crawler  # noqa: E402
 
 from tianwang.default_settings import TIANWANG_HOST_TURNS as TURNS  # noqa: E402
 from tianwang.frontier.dupefilter import BloomDupeFilter  # noqa: E402
+from tianwang.frontier.linkscore import LinkCash  # noqa: E402
 from tianwang.frontier.queue import FrontierQueue  # noqa: E402
 from tianwang.frontier.requestlog import MemoryStore, RequestLog  # noqa: E402
 from tianwang.frontier.scheduler import FrontierScheduler  # noqa: E402
@@ -87,13 +88,21 @@ def push_all(urls: list[str], spider: BenchSpider, push, clock: Clock) -> None:
                 push(request)
 
 
-def frontier_rate(urls: list[str], jobdir: Path | None) -> tuple[float, float]:
+def frontier_rate(urls: list[str], jobdir: Path | None, links: bool = False
+                  ) -> tuple[float, float]:
     """Push+pop of the queue and store alone: requests per wall second and per CPU second
-    (one push and one pop = one request)."""
+    (one push and one pop = one request).
+
+    links: with link relations as the default scheduler has them (LinkCash: each push adds
+    its url's cash and weighs it; and for every page's 50 links, 10 links to urls pushed
+    before, each found by its key, credited and raised in the queue if pending)."""
     spider = BenchSpider()
     store = RequestLog(jobdir, spider) if jobdir else MemoryStore()
     store.open(lambda entry: None)
     queue = FrontierQueue(1, 1, seed=1, turns=TURNS)
+    cash = LinkCash(0.75, 8) if links else None
+    rng = random.Random(7)
+    keys: list[int] = []
     slots: dict[str, int] = {}
 
     def push(request: Request) -> None:
@@ -101,6 +110,17 @@ def frontier_rate(urls: list[str], jobdir: Path | None) -> tuple[float, float]:
         weight = url_weight(url)
         slot = url.split("/", 3)[2]
         item = store.put(request, weight, slot, None)
+        if cash is not None:
+            key = hash(url) & 0xFFFFFFFFFFFFFFFF  # the fingerprint's cost is not the frontier's
+            share = cash.share(1.0, 50, slot[-5] == "7")
+            cash.add(item, key, share)
+            weight += cash.bonus(share)
+            keys.append(key)
+            if item % 5 == 0:  # 10 of every 50 links lead to a url seen before
+                old = cash.find(keys[rng.randrange(len(keys))])
+                if old >= 0 and queue.pending(old):  # every one raised: the worst case
+                    cash.credit(old, share)
+                    queue.raise_weight(old, (queue.weight(old) + 1, 0))
         queue.push(item, (weight, 0), slots.setdefault(slot, len(slots)))
 
     clock = Clock()
@@ -138,15 +158,18 @@ def _project_settings() -> dict:
 
 def measure(n: int, rounds: int) -> dict[str, list[tuple[float, float]]]:
     urls = make_urls(n)
-    kinds = ("frontier memory", "frontier jobdir", "scheduler memory", "scheduler jobdir")
+    kinds = ("frontier memory", "frontier jobdir", "links memory", "links jobdir",
+             "scheduler memory", "scheduler jobdir")
     rates: dict[str, list[tuple[float, float]]] = {kind: [] for kind in kinds}
     for round_no in range(1, rounds + 1):
         order = kinds if round_no % 2 else tuple(reversed(kinds))
         for kind in order:
             with tempfile.TemporaryDirectory() as tmp:
                 jobdir = Path(tmp) / "job" if kind.endswith("jobdir") else None
-                run = frontier_rate if kind.startswith("frontier") else scheduler_rate
-                wall, cpu = run(urls, jobdir)
+                if kind.startswith("scheduler"):
+                    wall, cpu = scheduler_rate(urls, jobdir)
+                else:
+                    wall, cpu = frontier_rate(urls, jobdir, links=kind.startswith("links"))
             rates[kind].append((wall, cpu))
             print(
                 f"round {round_no} {kind:16s}: {wall:9,.0f} requests/s push+pop, "
@@ -168,6 +191,7 @@ def pending_rss(n: int) -> None:
         spider = BenchSpider()
         before = rss_mb()
         log, queue = RequestLog(directory, spider), FrontierQueue(1, 1, seed=1, turns=TURNS)
+        cash = LinkCash(0.75, 8)  # link relations, as the defaults have them
         bloom = _bloom()
         log.open(lambda entry: None)
         slots: dict[str, int] = {}
@@ -178,6 +202,8 @@ def pending_rss(n: int) -> None:
                 weight, slot = url_weight(url), url.split("/", 3)[2]
                 item = log.put(Request(url, callback=spider.parse), weight, slot, fingerprint)
                 bloom.add(fingerprint)
+                cash.add(item, LinkCash.key(fingerprint), 0.02)
+                weight += cash.bonus(0.02)
                 queue.push(item, (weight, 0), slots.setdefault(slot, len(slots)))
         pushed = time.perf_counter() - start
         log.flush()
@@ -193,7 +219,7 @@ def pending_rss(n: int) -> None:
         print(f"log {size / 1e6:,.0f} MB, {size / n:.0f} bytes/request")
         bloom.save(directory / "bloom.bin", len(log))
         log.close()
-        del log, queue, bloom
+        del log, queue, bloom, cash
         subprocess.run([sys.executable, __file__, "--resume", str(directory)], check=True)
 
 

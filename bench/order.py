@@ -1,9 +1,16 @@
-"""Crawl order quality (issue 3): how soon each ordering fetches homepages and the most linked
-pages, read from the test web's access log against its truth.
+"""Crawl order quality (issues 3 and 20): how soon each ordering fetches the graph's PageRank,
+its most linked pages and its homepages, read from the test web's access log.
 
     python bench/order.py [--seed 1] [--hosts 300] [--max-pages 1200] [--rounds 1]
-                          [--seed-share 1.0] [--keep-logs DIR]
-                          [--orders "frontier 1:1,frontier 3:1,scrapy default,breadth first,random"]
+                          [--seed-share 1.0] [--keep-logs DIR] [--plot FILE.png]
+                          [--orders "tianwang default,depth only 1:1,breadth first,..."]
+    python bench/order.py --graph DIR [--seed-url http://www.ics.uci.edu/] [--per-host 2]
+
+With --graph, the test web serves a recorded link graph (`testweb serve --graph DIR`: any
+graph in that format) and each crawl starts from --seed-url alone; the marks are shares of
+the graph's pages, and the measures (bench/order_graph.py) are PageRank mass (damping 0.85),
+the top 1% by in-degree and the hosts' homepages, at 1, 2, 5 and 10%. Without it, the
+synthetic web as below, and the same three measures over its reachable text pages.
 
 One test web (its own process, with an access log) serves every crawl. Each ordering is a
 real `scrapy crawl site` seeded with every homepage (the CWT200g setup), or with a random
@@ -37,6 +44,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.order_graph import MARKS as GRAPH_MARKS  # noqa: E402
+from bench.order_graph import MEASURES, Graph  # noqa: E402
 from tests.truth import host_of, reach  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess, write_seeds  # noqa: E402
 from tianwang.testweb.model import SyntheticWeb  # noqa: E402
@@ -50,13 +59,28 @@ SCRAPY_SCHEDULER = {
     "DUPEFILTER_CLASS": "scrapy.dupefilters.RFPDupeFilter",
 }
 FRONTIER = {"SCHEDULER": "tianwang.frontier.scheduler.FrontierScheduler"}
+DEPTH_ONLY = {**FRONTIER, "TIANWANG_LINK_WEIGHT": "0"}
 # Each ordering is only settings on top of COMMON; the project's own are the defaults.
 ORDERINGS: dict[str, dict[str, str]] = {
-    "frontier 1:1": {**FRONTIER, "TIANWANG_SORTED_PICKS": "1", "TIANWANG_RANDOM_PICKS": "1"},
-    "frontier 3:1": {**FRONTIER, "TIANWANG_SORTED_PICKS": "3", "TIANWANG_RANDOM_PICKS": "1"},
-    # Seed 000's weight alone: /news/index.html weighs 8, below every depth-1 url.
-    "frontier 3:1 seed weight": {**FRONTIER, "TIANWANG_SORTED_PICKS": "3",
-                                 "TIANWANG_RANDOM_PICKS": "1", "TIANWANG_INDEX_PAGES": ""},
+    # The project's defaults as they ship: depth and link relations, N:M sorted/random.
+    "tianwang default": {**FRONTIER},
+    # Seed 000's depth-only weight at its 1:1 and the earlier 3:1 (issues 3 to 19).
+    "depth only 1:1": {**DEPTH_ONLY, "TIANWANG_SORTED_PICKS": "1", "TIANWANG_RANDOM_PICKS": "1"},
+    "depth only 3:1": {**DEPTH_ONLY, "TIANWANG_SORTED_PICKS": "3", "TIANWANG_RANDOM_PICKS": "1"},
+    # OPIC alone (Abiteboul et al. 2003): cash decides (16 weight per doubling: a directory
+    # level only breaks ties), no bonus across hosts, no random picks to speak of.
+    "OPIC": {**FRONTIER, "TIANWANG_LINK_WEIGHT": "16", "TIANWANG_LINK_OTHER_HOST": "1",
+             "TIANWANG_LINK_RELATIVE": "0",
+             "TIANWANG_SORTED_PICKS": "1000000", "TIANWANG_RANDOM_PICKS": "1"},
+    # Baeza-Yates et al. 2005: the host with the most pending requests first, breadth first
+    # within a host.
+    "larger sites first": {
+        **SCRAPY_SCHEDULER,
+        "DEPTH_PRIORITY": "1",
+        "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+        "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+        "SCHEDULER_PRIORITY_QUEUE": "bench.larger_sites.LargerSitesFirstQueue",
+    },
     # Scrapy's own defaults, undoing the project's breadth-first settings.
     "scrapy default": {
         **SCRAPY_SCHEDULER,
@@ -96,13 +120,6 @@ COMMON = {
     "LOG_LEVEL": "INFO",
     "EXTENSIONS": json.dumps({"bench.statsdump.StatsDump": 0}),
 }
-# From the issue: a comparable 300-host web, at the 1% and 2% marks (homepages, top 1%).
-REFERENCE = {
-    "scrapy default": {0.01: (0.85, 0.26), 0.02: (0.88, 0.30)},
-    "breadth first": {0.01: (0.99, 0.45), 0.02: (1.00, 0.68)},
-}
-
-
 class Web:
     """The truth the figures are measured against: reachable text pages, homepages, top 1%."""
 
@@ -164,25 +181,6 @@ def _is_text_page(page: dict | None) -> bool:
     return bool(page) and page["status"] == 200 and page["content_type"] in TEXT_TYPES
 
 
-def marks_reached(web: Web, fetched_in_order: list[str]) -> dict[float, tuple[float, float]]:
-    """(homepage share, top-1% share) at each mark of reachable text pages fetched."""
-    targets = {mark: math.ceil(mark * len(web.reachable)) for mark in MARKS}
-    homepages, top = set(web.homepages), web.top
-    seen: set[str] = set()
-    homes = tops = 0
-    results: dict[float, tuple[float, float]] = {}
-    for url in fetched_in_order:
-        if url not in web.reachable or url in seen:
-            continue
-        seen.add(url)
-        homes += url in homepages
-        tops += url in top
-        for mark, target in targets.items():
-            if len(seen) == target:
-                results[mark] = (homes / len(homepages), tops / len(top))
-    return results
-
-
 def warm_up(address: str, homepages: list[str]) -> None:
     """Fetch each homepage once, so the server has built every site before any crawl."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": address}))
@@ -191,19 +189,20 @@ def warm_up(address: str, homepages: list[str]) -> None:
             response.read()
 
 
-def run_crawl(name: str, web: Web, address: str, seeds: Path, workdir: Path, stop: float,
-              seed: int) -> dict:
+def run_crawl(name: str, pages: int, address: str, seeds: Path, workdir: Path, stop: float,
+              seed: int, per_host: int) -> dict:
     stats_file = workdir / "stats.json"
     settings = {
         **COMMON,
         **ORDERINGS[name],
+        "CONCURRENT_REQUESTS_PER_DOMAIN": str(per_host),
         "TIANWANG_PROXY": address,
         "TIANWANG_DATA_DIR": str(workdir / "data"),
         "TIANWANG_FRONTIER_SEED": str(seed),
         "BENCH_RANDOM_SEED": str(seed),
         "BENCH_STATS_FILE": str(stats_file),
         # A little past the last mark: the close takes effect once the in-flight finish.
-        "CLOSESPIDER_ITEMCOUNT": str(math.ceil(stop * len(web.reachable) * 1.02) + 32),
+        "CLOSESPIDER_ITEMCOUNT": str(math.ceil(stop * pages * 1.02) + 32),
     }
     command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"seeds={seeds}"]
     for key, value in settings.items():
@@ -223,28 +222,36 @@ def served_since(log: Path, offset: int) -> tuple[list[dict], int]:
     return [json.loads(line) for line in lines[offset:]], len(lines)
 
 
-def measure(args: argparse.Namespace, web: Web, names: list[str]) -> dict[str, list[dict]]:
+def test_web(args: argparse.Namespace, access_log: Path) -> TestWebProcess:
+    if args.graph:
+        return TestWebProcess.for_graph(args.graph, access_log=access_log)
+    return TestWebProcess(args.seed, args.hosts, args.max_pages, access_log=access_log)
+
+
+def measure(args: argparse.Namespace, graph: Graph, names: list[str]) -> dict[str, list[dict]]:
     runs: dict[str, list[dict]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as tmp:
         access_log = Path(tmp) / "access.jsonl"
-        seeds = write_seeds(Path(tmp) / "seeds.txt", web.seeds)
-        with TestWebProcess(args.seed, args.hosts, args.max_pages, access_log=access_log) as srv:
-            warm_up(srv.address, web.homepages)
+        seeds = write_seeds(Path(tmp) / "seeds.txt", graph.seeds)
+        with test_web(args, access_log) as srv:
+            warm_up(srv.address, graph.seeds)
             _, offset = served_since(access_log, 0)
             for round_no in range(1, args.rounds + 1):
                 for name in names if round_no % 2 else names[::-1]:
                     with tempfile.TemporaryDirectory(dir=tmp) as workdir:
                         started = time.monotonic()
-                        stats = run_crawl(name, web, srv.address, seeds, Path(workdir),
-                                          args.stop, args.seed + round_no)
+                        stats = run_crawl(name, len(graph.urls), srv.address, seeds,
+                                          Path(workdir), args.stop, args.seed + round_no,
+                                          args.per_host)
                         wall = time.monotonic() - started
                     served, offset = served_since(access_log, offset)
                     if args.keep_logs:
                         keep(Path(args.keep_logs), f"{name}-{round_no}", served)
                     fetched = [e["url"] for e in served if e["method"] == "GET"
                                and e["status"] == 200]
-                    run = {"marks": marks_reached(web, fetched), "requests": len(served),
-                           "hosts": len({host_of(e["url"]) for e in served}), "wall": wall,
+                    run = {"marks": graph.marks(fetched), "curve": graph.curve(fetched),
+                           "requests": len(served), "wall": wall,
+                           "hosts": len({host_of(e["url"]) for e in served}),
                            "items": stats.get("item_scraped_count", 0)}
                     runs[name].append(run)
                     print(run_line(round_no, name, run), flush=True)
@@ -259,87 +266,142 @@ def keep(directory: Path, label: str, served: list[dict]) -> None:
 
 
 def run_line(round_no: int, name: str, run: dict) -> str:
-    cells = " ".join(_cell(run["marks"].get(mark)) for mark in MARKS)
-    return (f"round {round_no} {name:15s} {run['requests']:6d} requests to {run['hosts']} hosts,"
-            f" {run['items']} text pages, {run['wall']:.0f} s | {cells}")
+    cells = " ".join(_cell(run["marks"].get(mark)) for mark in GRAPH_MARKS)
+    return (f"round {round_no} {name:18s} {run['requests']:6d} requests to {run['hosts']} hosts,"
+            f" {run['items']} pages, {run['wall']:.0f} s | {cells}")
 
 
-def _cell(figures: tuple[float, float] | None) -> str:
-    return "not reached" if figures is None else f"{figures[0]:.2f}/{figures[1]:.2f}"
+def _cell(figures: tuple[float, ...] | None) -> str:
+    return "not reached" if figures is None else "/".join(f"{f:.3f}" for f in figures)
 
 
-def median_marks(runs: list[dict]) -> dict[float, tuple[float, float] | None]:
-    result: dict[float, tuple[float, float] | None] = {}
-    for mark in MARKS:
+def median_marks(runs: list[dict]) -> dict[float, tuple[float, float, float] | None]:
+    result: dict[float, tuple[float, float, float] | None] = {}
+    for mark in GRAPH_MARKS:
         values = [run["marks"][mark] for run in runs if mark in run["marks"]]
         if len(values) < len(runs):
             result[mark] = None  # a run that never reached the mark: no figure
         else:
-            result[mark] = (statistics.median(v[0] for v in values),
-                            statistics.median(v[1] for v in values))
+            result[mark] = tuple(statistics.median(v[i] for v in values) for i in range(3))
     return result
 
 
-def table(runs: dict[str, list[dict]]) -> str:
-    header = "| ordering | " + " | ".join(f"{mark:.1%}" for mark in MARKS) + " |"
-    lines = [header, "|---" * (len(MARKS) + 1) + "|"]
-    for name, name_runs in runs.items():
-        figures = median_marks(name_runs)
-        lines.append(f"| {name} | " + " | ".join(_cell(figures[m]) for m in MARKS) + " |")
-    for name, reference in REFERENCE.items():
-        cells = [_cell(reference.get(mark)) if mark in reference else "" for mark in MARKS]
-        lines.append(f"| {name} (issue's reference web) | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+def tables(runs: dict[str, list[dict]]) -> str:
+    """One table per measure: orders down, marks across."""
+    out = []
+    for i, measure_name in enumerate(MEASURES):
+        out.append(f"{measure_name}:\n")
+        out.append("| order | " + " | ".join(f"{mark:.0%}" for mark in GRAPH_MARKS) + " |")
+        out.append("|---" * (len(GRAPH_MARKS) + 1) + "|")
+        for name, name_runs in runs.items():
+            figures = median_marks(name_runs)
+            cells = ["not reached" if figures[m] is None else f"{figures[m][i]:.3f}"
+                     for m in GRAPH_MARKS]
+            out.append(f"| {name} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
 
 
 def goal(runs: dict[str, list[dict]]) -> list[str]:
-    """The issue's goal: frontier 3:1 >= breadth first at every mark, homepages >= 0.99 at 1%."""
-    if "frontier 3:1" not in runs or "breadth first" not in runs:
-        return ["goal not checked: needs both 'frontier 3:1' and 'breadth first'"]
-    frontier, bfs = median_marks(runs["frontier 3:1"]), median_marks(runs["breadth first"])
+    """Issue 20's goal: the default at or above breadth first's PageRank mass at every mark
+    and its homepage share at 10%."""
+    if "tianwang default" not in runs or "breadth first" not in runs:
+        return ["goal not checked: needs both 'tianwang default' and 'breadth first'"]
+    ours, bfs = median_marks(runs["tianwang default"]), median_marks(runs["breadth first"])
     lines = []
-    for mark in MARKS:
-        f, b = frontier[mark], bfs[mark]
-        if f is None or b is None:
-            lines.append(f"{mark:.1%}: not reached")
+    for mark in GRAPH_MARKS:
+        o, b = ours[mark], bfs[mark]
+        if o is None or b is None:
+            lines.append(f"{mark:.0%}: not reached")
             continue
-        ok = f[0] >= b[0] and f[1] >= b[1]
-        lines.append(f"{mark:.1%}: frontier 3:1 {_cell(f)} vs breadth first {_cell(b)}: "
-                     f"{'at or above' if ok else 'BELOW'}")
-    at_1 = frontier[0.01]
-    lines.append(f"homepages at the 1% mark: {_cell(at_1)} "
-                 f"({'>= 0.99' if at_1 and at_1[0] >= 0.99 else 'BELOW 0.99'})")
+        checks = [("PageRank mass", o[0], b[0])]
+        if mark == max(GRAPH_MARKS):
+            checks.append(("homepages", o[2], b[2]))
+        for label, mine, theirs in checks:
+            verdict = "at or above" if mine >= theirs else "BELOW"
+            lines.append(f"{mark:.0%} {label}: default {mine:.3f} vs breadth first {theirs:.3f}"
+                         f" ({mine / theirs:.2f}x): {verdict}")
     return lines
+
+
+def plot(runs: dict[str, list[dict]], path: Path, title: str) -> None:
+    """The curves of the first round of each order, one panel per measure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 3, figsize=(16, 5))
+    for name, name_runs in runs.items():
+        xs, ys = name_runs[0]["curve"]
+        for axis, values in zip(axes, ys, strict=True):
+            axis.plot([x * 100 for x in xs], values, label=name,
+                      linewidth=2.5 if name == "tianwang default" else 1.2)
+    for axis, measure_name in zip(axes, MEASURES, strict=True):
+        axis.set_title(measure_name)
+        axis.set_xlabel("% of pages fetched")
+        axis.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    figure.suptitle(title)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graph", metavar="DIR",
+                        help="serve this recorded link graph (pages.tsv, edges.tsv) instead")
+    parser.add_argument("--seed-url", default="http://www.ics.uci.edu/",
+                        help="with --graph: the one seed (default %(default)s)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--hosts", type=int, default=300)
     parser.add_argument("--max-pages", type=int, default=1200)
+    parser.add_argument("--per-host", type=int, default=None,
+                        help="requests at once per host (default 2 with --graph, else 1)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--seed-share", type=float, default=1.0,
                         help="share of the homepages given as seeds (default 1: all)")
     parser.add_argument("--keep-logs", metavar="DIR",
                         help="write each crawl's access log lines to DIR")
-    parser.add_argument("--stop", type=float, default=max(MARKS),
-                        help="stop each crawl past this share of reachable text pages")
+    parser.add_argument("--plot", metavar="PNG", help="draw the curves into this file")
+    parser.add_argument("--stop", type=float, default=max(GRAPH_MARKS),
+                        help="stop each crawl past this share of the pages")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME:K=V,K=V",
+                        help="one more order: the frontier with these settings (repeatable)")
     parser.add_argument("--orders", default=",".join(ORDERINGS),
                         help="comma-separated, from: " + ", ".join(ORDERINGS))
     args = parser.parse_args()
+    for variant in args.variant:
+        name, _, pairs = variant.partition(":")
+        ORDERINGS[name] = {**FRONTIER, **dict(pair.split("=", 1) for pair in pairs.split(","))}
+        if args.orders == parser.get_default("orders"):
+            args.orders = ""
+        args.orders += "," + name
+    if args.per_host is None:
+        args.per_host = 2 if args.graph else 1
     names = [name.strip() for name in args.orders.split(",") if name.strip()]
     unknown = [name for name in names if name not in ORDERINGS]
     if unknown:
         parser.error(f"unknown orderings {unknown}; known: {list(ORDERINGS)}")
-    web = Web(args.seed, args.hosts, args.max_pages, args.seed_share)
-    print(web.describe(), flush=True)
-    print("cells: share of homepages fetched / share of the top 1% by in-degree fetched",
-          flush=True)
-    runs = measure(args, web, names)
+    if args.graph:
+        graph = Graph.from_dir(args.graph, [args.seed_url])
+        if args.seed_url not in graph.ids:
+            parser.error(f"--seed-url {args.seed_url} is not a page of the graph (as served)")
+    else:
+        web = Web(args.seed, args.hosts, args.max_pages, args.seed_share)
+        print(web.describe(), flush=True)
+        graph = Graph.from_truth(web.truth, web.reachable, web.seeds, web._final)
+    print(graph.describe(), flush=True)
+    print("cells: PageRank mass / top 1% by in-degree / homepages", flush=True)
+    runs = measure(args, graph, names)
     print()
-    print(table(runs))
-    print()
+    print(tables(runs))
     print("\n".join(goal(runs)))
+    if args.plot:
+        title = (f"graph {Path(args.graph).name}, seed {args.seed_url}" if args.graph
+                 else f"synthetic web, seed {args.seed}, {args.hosts} hosts")
+        plot(runs, Path(args.plot), title)
+        print(f"plot: {args.plot}")
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
     return 0
 

@@ -12,6 +12,7 @@ from scrapy.utils.misc import load_object
 from tests.conftest import project_crawler, scrapy_crawl
 from tests.redis_server import RedisServer, free_port
 from tests.test_frontier_scheduler import ORDER_CASES, ORDER_EXPECTED, UnitSpider, drain
+from tianwang import meta as meta_keys
 from tianwang.config import SettingError
 from tianwang.distributed.redisscheduler import RedisFrontierScheduler
 
@@ -50,8 +51,9 @@ def test_sorted_picks_follow_weight_boost_and_priority_as_the_local_frontier(
     assert frontier.stats.get_value("tianwang/frontier/dedup/filtered") == 1
 
 
-def test_one_sorted_then_one_random_pick_by_default(redis_server: RedisServer) -> None:
-    frontier = scheduler(redis_server, TIANWANG_REDIS_BATCH=8)
+def test_one_sorted_then_one_random_pick_at_1_1(redis_server: RedisServer) -> None:
+    frontier = scheduler(redis_server, TIANWANG_REDIS_BATCH=8, TIANWANG_SORTED_PICKS=1,
+                         TIANWANG_RANDOM_PICKS=1)
     urls = [f"http://h{i}.example.com/{'d/' * (i % 8)}p.html" for i in range(64)]
     for url in urls:
         frontier.enqueue_request(Request(url))
@@ -59,6 +61,41 @@ def test_one_sorted_then_one_random_pick_by_default(redis_server: RedisServer) -
     assert sorted(picked) == sorted(urls)
     assert frontier.queue.picks["random"] > 0 and frontier.queue.picks["sorted"] > 0
     assert picked != sorted(urls, key=lambda url: url.count("/"))  # not all in weight order
+
+
+def crawl_in_order(frontier: RedisFrontierScheduler, links: dict[str, list[str]]) -> list[str]:
+    """Hand requests out one at a time, pushing each one's links as the site spider does."""
+    order = []
+    while (request := frontier.next_request()) is not None:
+        order.append(request.url)
+        depth = request.meta.get("depth", 0) + 1
+        for link in links.get(request.url, []):
+            frontier.enqueue_request(Request(link, priority=-depth, meta={
+                "depth": depth, meta_keys.PARENT: request.url,
+                meta_keys.OUTLINKS: len(links[request.url])}))
+    return order
+
+
+@pytest.mark.parametrize("link_weight", ["0", "0.75"])
+def test_a_link_from_another_host_raises_a_url_queued_in_redis(
+    redis_server: RedisServer, link_weight: str
+) -> None:
+    """a.test/ links its p1-p5 and b.test/; b.test/ links p4 only. By depth the p pages leave
+    first come first served; with link relations b.test's vote moves p4, queued in Redis
+    (one request held here at a time), ahead of its peers."""
+    pages = [f"http://a.test/p{i}.html" for i in range(1, 6)]
+    links = {"http://a.test/": [*pages, "http://b.test/"], "http://b.test/": [pages[3]]}
+    frontier = scheduler(redis_server, TIANWANG_REDIS_BATCH=1, TIANWANG_SORTED_PICKS=1000,
+                         TIANWANG_MAX_LEVELS=0, TIANWANG_LINK_WEIGHT=link_weight)
+    frontier.enqueue_request(Request("http://a.test/"))
+    order = crawl_in_order(frontier, links)
+    frontier.close("finished")
+    assert order[:2] == ["http://a.test/", "http://b.test/"]
+    if link_weight == "0":
+        assert order[2:] == pages
+    else:
+        assert order[2:] == [pages[3], *pages[:3], pages[4]]
+        assert frontier.stats.get_value("tianwang/frontier/links/raised") == 1
 
 
 @pytest.mark.parametrize(

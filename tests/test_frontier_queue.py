@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 import random
 from bisect import bisect_left
+from collections import Counter
 
 import pytest
 
@@ -181,3 +182,19 @@ def test_alternation_measured_over_10000_picks(turns: int) -> None:
     assert chi2 < CHI2_19_999, (chi2, bins)
     # And the random picks did reach low weights the sorted ones never touch.
     assert min(weights[item] for item in taken) == 0
+
+
+def test_pending_by_weight_follows_pushes_raises_and_pops() -> None:
+    """The running count per weight against a walk over every pending id."""
+    rng = random.Random(3)
+    queue = FrontierQueue(sorted_picks=3, random_picks=1, seed=3)
+    for item in range(400):
+        queue.push(item, (rng.randrange(1, 6), 0), rng.randrange(8))
+        if rng.random() < 0.3:
+            queue.raise_weight(rng.randrange(item + 1), (rng.randrange(3, 9), 0))
+        if rng.random() < 0.4:
+            queue.pop()
+        walked: Counter[int] = Counter()
+        for (weight, _), count in queue.pending_by_key().items():
+            walked[weight] += count
+        assert queue.pending_by_weight() == walked

@@ -155,7 +155,7 @@ def test_duplicates_are_dropped_unless_dont_filter() -> None:
 
 
 def test_close_records_picks_and_pending_by_weight() -> None:
-    frontier, _ = scheduler()
+    frontier, _ = scheduler(TIANWANG_SORTED_PICKS=1, TIANWANG_RANDOM_PICKS=1)
     for i in range(10):
         frontier.enqueue_request(Request(f"http://h{i}.example.com/"))  # weight 10
     for i in range(5):

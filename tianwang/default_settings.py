@@ -184,13 +184,21 @@ TIANWANG_KEYWORDS: list[str] = []
 TIANWANG_KEYWORD_BOOST = 2
 
 # Frontier picks (seed 000): this many sorted picks (highest weight first), then ...
-TIANWANG_SORTED_PICKS = 1
+TIANWANG_SORTED_PICKS = 31
 # ... this many random picks (any pending request, uniformly), repeating; both >= 1.
 TIANWANG_RANDOM_PICKS = 1
 # Among urls of equal weight, hosts take turns for their first this many urls (each host's
 # k-th before any host's k+1-th), then first come first served; 0 = first come first served
 # throughout, so the host whose links came first has its connection spent on all of them.
 TIANWANG_HOST_TURNS = 16
+# Link relations (seed 000, OPIC cash): weight per doubling of a url's cash from the pages
+# linking to it (frontier/linkscore.py); 0 = seed 000's depth-only weight.
+TIANWANG_LINK_WEIGHT = 0.75
+# Shares of a page's cash a link to another host carries (a vote of another site); >= 1.
+TIANWANG_LINK_OTHER_HOST = 8
+# How much of a url's first share the link bonus discounts, 0 to 1: 0 = plain OPIC cash;
+# 1 = only the links beyond the one that found it count (no host's pages set above another's).
+TIANWANG_LINK_RELATIVE = 0
 # Seed of the random picks, for a repeatable order; None draws one from the system.
 TIANWANG_FRONTIER_SEED = None
 # Urls the request Bloom filter is sized for: 10 million at 1e-6 take 36 MB of memory.

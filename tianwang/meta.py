@@ -15,6 +15,9 @@ STORED = "tianwang_stored"
 # Set by the site spider: the url of the page whose link made the request (survives
 # redirects, as Referer does not); the link graph's parent.
 PARENT = "tianwang_parent"
+# Set by the site spider beside PARENT: how many links its page has (out-degree), so the
+# frontier hands each its share of the page's cash (frontier/linkscore.py).
+OUTLINKS = "tianwang_outlinks"
 # Set by the sitemap reader (spiders/sitemaps.py) on a sitemap request: (the host it speaks
 # for, its index depth).
 SITEMAP = "tianwang_sitemap"

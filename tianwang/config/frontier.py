@@ -25,6 +25,14 @@ class FrontierConfig:
     index_pages: frozenset[str]
     host_turns: int
     levels: bool  # a level limit is set: crawl each host level by level (levels.py)
+    link_weight: float = 0.0  # weight per doubling of a url's link cash; 0 = depth only
+    link_other_host: float = 1.0  # shares a link to another host carries
+    link_relative: float = 0.0  # how much of the first link's share the bonus discounts
+
+    @property
+    def links(self) -> bool:
+        """Link relations count in the weight (frontier/linkscore.py)."""
+        return self.link_weight > 0
 
     @classmethod
     def from_settings(cls, settings: Any) -> FrontierConfig:
@@ -47,6 +55,10 @@ class FrontierConfig:
             index_pages=_index_pages(settings, "TIANWANG_INDEX_PAGES"),
             host_turns=get_int(settings, "TIANWANG_HOST_TURNS", minimum=0),
             levels=get_int(settings, "TIANWANG_MAX_LEVELS", minimum=0) > 0,
+            link_weight=_number(settings, "TIANWANG_LINK_WEIGHT", minimum=0, maximum=16),
+            link_other_host=_number(settings, "TIANWANG_LINK_OTHER_HOST", minimum=1,
+                                    maximum=1e6),
+            link_relative=_number(settings, "TIANWANG_LINK_RELATIVE", minimum=0, maximum=1),
         )
 
     def weigher(self) -> Callable[[str], int]:
@@ -86,3 +98,14 @@ def _error_rate(settings: Any, name: str) -> float:
     if not 0 < rate < 1:
         raise SettingError(name, value, "a number between 0 and 1, e.g. 1e-6")
     return rate
+
+
+def _number(settings: Any, name: str, minimum: float, maximum: float) -> float:
+    value = settings.get(name)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not minimum <= number <= maximum:  # NaN fails too
+        raise SettingError(name, value, f"a number from {minimum:g} to {maximum:g}")
+    return number

@@ -53,6 +53,7 @@ while i <= #ARGV do
   local bucket, key, slot, blob = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
   local nfp = ARGV[i + 4]
   local new = true
+  local fp = nfp == '1' and ARGV[i + 5] .. ':' .. ARGV[i + 6]  -- LINK's key of the url
   if nfp == '1' then new = bloom_test_and_set(p, k, m, i + 5) end
   i = i + 5 + (nfp == '1' and 2 or 0)
   if new then
@@ -66,6 +67,9 @@ while i <= #ARGV do
     local owner = redis.call('HGET', p .. 'table', bucket) or ''
     redis.call('ZADD', p .. 'q:' .. owner, string.format('%.17g', id - rank * 2147483648), member)
     redis.call('HSET', p .. 'req', member, blob)
+    if fp and redis.call('HEXISTS', p .. 'cash', fp) == 1 then  -- LINK may raise it
+      redis.call('HSET', p .. 'member', fp, member)
+    end
     out[#out + 1] = 1
   else
     out[#out + 1] = 0
@@ -73,6 +77,46 @@ while i <= #ARGV do
 end
 if #out > 0 then redis.call('SET', p .. 'seeded', 1) end
 return out
+"""
+
+# Link relations (frontier/linkscore.py), run before PUSH in the same round trip: each url
+# (key "h1:h2", its Bloom hashes) gets the cash its link brings, in the hash ``cash``; a url
+# still queued (PUSH wrote its member in the hash ``member``) whose weight that raises moves
+# up in its queue: the score's weight field grows (ZINCRBY of -delta * 2**43, exact in the
+# double), its priority, turn and id stay. Once a url is not queued its member entry goes.
+# The raise is the difference of the bonus of the cash after and before, which is the same
+# whether or not TIANWANG_LINK_RELATIVE discounts the first share (up to rounding): the node
+# weighs a new url's first share itself. The hashes keep an entry per url seen (about 100
+# bytes in Redis each) for the crawl's life.
+LINK = """
+local p, per = ARGV[1], tonumber(ARGV[2])
+local function bonus(c)
+  return math.floor(per * math.log(math.max(c, 2 ^ -24)) / math.log(2) + 0.5)
+end
+local raised = 0
+for i = 3, #ARGV, 2 do
+  local fp, share = ARGV[i], tonumber(ARGV[i + 1])
+  local old = tonumber(redis.call('HGET', p .. 'cash', fp) or '0')
+  local new = old + share
+  redis.call('HSET', p .. 'cash', fp, string.format('%.9g', new))
+  local member = old > 0 and redis.call('HGET', p .. 'member', fp)
+  if member then
+    local bucket, id = string.match(member, '^(%d+):(%d+)$')
+    local q = p .. 'q:' .. (redis.call('HGET', p .. 'table', bucket) or '')
+    local score = redis.call('ZSCORE', q, member)
+    if score then
+      local weight = math.floor((tonumber(id) - tonumber(score)) / 2147483648 / 4096) - 256
+      local delta = math.min(bonus(new) - bonus(old), 255 - weight)
+      if delta > 0 then
+        redis.call('ZINCRBY', q, string.format('%.17g', -delta * 8796093022208), member)
+        raised = raised + 1
+      end
+    else
+      redis.call('HDEL', p .. 'member', fp)
+    end
+  end
+end
+return raised
 """
 
 # Move members to their owner's queue (score given); those of an owner-less bucket or of
@@ -219,8 +263,11 @@ class RedisFrontier:
         buckets: int,
         bloom: BloomShape,
         turns: int = 0,
+        link_weight: float = 0.0,
     ) -> None:
         self.client = client
+        self.link_weight = link_weight  # weight per doubling of cash (LINK); 0: off
+        self.raised = 0  # queued urls LINK raised in the last sync
         self._marks_conn: Connection | None = None
         self._pending_marks = 0
         self.turns = min(turns, MAX_TURNS)
@@ -236,6 +283,8 @@ class RedisFrontier:
         self._finished = client.register_script(FINISHED)
         self._scripts = [self._push, self._take, self._ack, self._release, self._reap]
         self._scripts.append(self._finished)
+        self._link = client.register_script(LINK)
+        self._scripts.append(self._link)
 
     def load_scripts(self) -> None:
         """Load every script, so a pipeline never holds a loaded one beside a missing one:
@@ -261,8 +310,22 @@ class RedisFrontier:
         """These requests are done with: their lease and their stored request go."""
         self.sync((), list(members), 0, 0)
 
+    def link_key(self, fingerprint: bytes) -> str:
+        """A url's key in the hashes ``cash`` and ``member``: its Bloom hashes, as PUSH has
+        them."""
+        h1, h2 = self.bloom.hashes_of(fingerprint)
+        return f"{h1}:{h2}"
+
+    def cash_of(self, fingerprints: Sequence[bytes]) -> list[float]:
+        """The cash of these urls now (0 for one LINK never saw)."""
+        if not fingerprints:
+            return []
+        keys = [self.link_key(fingerprint) for fingerprint in fingerprints]
+        return [float(value or 0) for value in self.client.hmget(self.key("cash"), keys)]
+
     def sync(
-        self, pushes: Sequence[Push], acks: Sequence[str], sorted_count: int, random_count: int
+        self, pushes: Sequence[Push], acks: Sequence[str], sorted_count: int, random_count: int,
+        links: Sequence[tuple[str, float]] = (),
     ) -> tuple[list[bool], list[Taken]]:
         """Push, then ack (the acked requests' links are in first), then take: one round trip.
 
@@ -271,6 +334,11 @@ class RedisFrontier:
         """
         self._read_marks()
         calls: list[tuple[Script, list[object]]] = []
+        if links:  # before the push: it records the members LINK may raise later
+            args: list[object] = [self.prefix, self.link_weight]
+            for key, share in links:
+                args += [key, repr(share)]
+            calls.append((self._link, args))
         if pushes:
             calls.append((self._push, self._push_args(pushes)))
         if acks:
@@ -278,7 +346,8 @@ class RedisFrontier:
         if sorted_count or random_count:
             calls.append((self._take, [self.prefix, self.node, sorted_count, random_count]))
         replies = self._pipelined(calls)
-        flags = [bool(flag) for flag in replies[0]] if pushes else []
+        self.raised = replies[0] if links else 0
+        flags = [bool(flag) for flag in replies[1 if links else 0]] if pushes else []
         taken = self._taken(replies[-1]) if sorted_count or random_count else []
         return flags, taken
 

@@ -88,6 +88,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             redis_config.buckets,
             bloom,
             turns=config.host_turns,
+            link_weight=config.link_weight,
         )
         return cls(frontier, new_queue(config), config, redis_config, crawler)
 
@@ -114,6 +115,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._start_done = False  # StartDoneMiddleware said so
         self._finished = False
         self._last_empty_take = 0.0
+        self._links: list[tuple[str, float]] = []  # (url key, share) for LINK, with the outbox
+        self._item_cash: dict[int, float] = {}  # local id -> its url's cash when taken
 
     # --- Scrapy's scheduler interface ----------------------------------------------------
 
@@ -180,6 +183,12 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if not request.dont_filter:
             fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
         weight = self.weigh(request.url) + request.meta.get(meta.BOOST, 0)
+        if self.cash is not None and fingerprint is not None:
+            # The link's share counts in Redis (LINK): a url seen before rises there; a new
+            # one is pushed with the share's weight.
+            share, first = self.link_share(request)
+            weight += self.cash.first_bonus(share, first)
+            self._links.append((self.frontier.link_key(fingerprint), share))
         host = self.slots.key(request)
         blob = encode(request, self.spider)
         bucket = bucket_of(host, self.frontier.buckets)
@@ -212,19 +221,24 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         take more, up to 8 batches held, rather than leave connections idle.
         """
         outbox, self._outbox = self._outbox, []
+        links, self._links = self._links, []
         done, self._done = self._done, []
         counts = self._take_counts(force, fresh=bool(outbox)) if take else (0, 0)
-        if not outbox and not done and counts == (0, 0):
+        if not outbox and not done and counts == (0, 0) and not links:
             return False
-        flags, taken = self.frontier.sync(outbox, done, *counts)
+        flags, taken = self.frontier.sync(outbox, done, *counts, links=links)
+        self.counts["tianwang/frontier/links/raised"] += self.frontier.raised
         if outbox:
             new = sum(flags)
             self.counts["scheduler/enqueued"] += new
             self.counts["tianwang/frontier/dedup/filtered"] += len(outbox) - new
         if counts != (0, 0) and not taken:
             self._last_empty_take = time.monotonic()
+        first = self._next_id
         for entry in taken:
             self._add_local(entry)
+        if self.cash is not None and taken:
+            self._learn_cash(range(first, self._next_id))
         self.counts["tianwang/redis/taken"] += len(taken)
         return bool(taken)
 
@@ -249,6 +263,18 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             self.counts["tianwang/redis/stored_before"] += 1
         self._local[item] = (taken, request)
         self._push(item, taken.weight, taken.priority, self.slot_name(request))
+
+    def _learn_cash(self, items: range) -> None:
+        """The cash in Redis of requests just taken: what their pages' links will share."""
+        fingerprint = self.crawler.request_fingerprinter.fingerprint
+        requests = [self._local[item][1] for item in items]
+        filtered = [(item, r) for item, r in zip(items, requests, strict=True) if not r.dont_filter]
+        cash = self.frontier.cash_of([fingerprint(request) for _item, request in filtered])
+        for (item, _request), value in zip(filtered, cash, strict=True):
+            self._item_cash[item] = value
+
+    def _page_cash_of(self, item: int, request: Request) -> float:
+        return self._item_cash.pop(item, 0.0)
 
     def _requests_done(self, requests: list[Request], tokens: list[Any]) -> None:
         """Queue for ack the requests the engine has finished with."""
@@ -319,6 +345,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             slot = old.slot(item)
             if item in items:
                 del self._local[item]
+                self._item_cash.pop(item, None)
                 self.queue_slots.finished(slot)
             else:
                 self.queue.push(item, (taken.weight, taken.priority), slot)

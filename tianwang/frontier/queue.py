@@ -16,6 +16,10 @@ Without it, a host whose links came first would have its one connection spent on
 them (its about pages and small sections too) before a later host's main sections get one.
 The turn is part of the level's key, so it costs nothing at pick time.
 
+Raising (link relations, linkscore.py): a pending id's weight may rise; the id is appended
+to its new level and its old copy skipped when met (the weight kept per id says which copy is
+live), as a taken id is skipped.
+
 Host awareness: a pick asks ``full(slot)`` and skips items whose slot is full. A sorted
 pick moves such an item from the key's FIFO to a per-slot FIFO of that key ("parked"), so
 it keeps its place: the candidates are the main head and the oldest parked item of a slot
@@ -69,21 +73,25 @@ class _Fifo:
 class _Level:
     """The items of one key: the main FIFO, and the items parked per full slot."""
 
-    __slots__ = ("main", "parked", "heap")
+    __slots__ = ("main", "parked", "heap", "weight")
 
-    def __init__(self) -> None:
+    def __init__(self, weight: int) -> None:
+        # An id whose current weight is another (raised since: raise_weight) is a stale
+        # copy here, skipped as a taken one is.
+        self.weight = weight
         self.main = _Fifo()
         self.parked: dict[int, _Fifo] = {}
         # (oldest parked id, slot) per parked slot; an entry whose id was taken by a random
         # pick is stale and is refreshed when it reaches the top.
         self.heap: list[tuple[int, int]] = []
 
-    def main_candidate(self, pos: array, slot_of: array, full: Callable[[int], bool]) -> int:
-        main = self.main
+    def main_candidate(self, pos: array, slot_of: array, full: Callable[[int], bool],
+                       weight_of: array) -> int:
+        main, weight = self.main, self.weight
         while len(main):
             item = main.peek()
-            if pos[item] < 0:
-                main.popleft()  # taken by a random pick
+            if pos[item] < 0 or weight_of[item] != weight:
+                main.popleft()  # taken by a random pick, or raised to another level
             elif full(slot_of[item]):
                 self._park(main.popleft(), slot_of[item])
             else:
@@ -97,15 +105,16 @@ class _Level:
             heapq.heappush(self.heap, (item, slot))
         fifo.items.append(item)
 
-    def parked_candidate(self, pos: array, full: Callable[[int], bool]) -> tuple[int, int]:
+    def parked_candidate(self, pos: array, full: Callable[[int], bool],
+                         weight_of: array) -> tuple[int, int]:
         """The oldest parked item of a free slot, its heap entry popped; (-1, -1) if none."""
         heap, skipped = self.heap, []
         found = (-1, -1)
         while heap:
             item, slot = heap[0]
-            if pos[item] < 0:
+            if pos[item] < 0 or weight_of[item] != self.weight:
                 heapq.heappop(heap)
-                self._refresh(slot, pos)
+                self._refresh(slot, pos, weight_of)
             elif full(slot):
                 skipped.append(heapq.heappop(heap))
             else:
@@ -115,19 +124,19 @@ class _Level:
             heapq.heappush(self.heap, entry)
         return found
 
-    def _refresh(self, slot: int, pos: array) -> None:
-        """Drop the taken head(s) of a slot's parked FIFO and push its new head."""
+    def _refresh(self, slot: int, pos: array, weight_of: array) -> None:
+        """Drop the taken or raised head(s) of a slot's parked FIFO and push its new head."""
         fifo = self.parked[slot]
-        while len(fifo) and pos[fifo.peek()] < 0:
+        while len(fifo) and (pos[fifo.peek()] < 0 or weight_of[fifo.peek()] != self.weight):
             fifo.popleft()
         if len(fifo):
             heapq.heappush(self.heap, (fifo.peek(), slot))
         else:
             del self.parked[slot]
 
-    def take_parked(self, slot: int, pos: array) -> None:
+    def take_parked(self, slot: int, pos: array, weight_of: array) -> None:
         self.parked[slot].popleft()
-        self._refresh(slot, pos)
+        self._refresh(slot, pos, weight_of)
 
     def is_empty(self) -> bool:
         return not len(self.main) and not self.parked
@@ -158,7 +167,11 @@ class FrontierQueue:
         self._keys: list[_LevelKey] = []  # ascending
         self._pos = array("q")  # id -> index in _dense, -1 when not pending
         self._slot_of = array("i")  # id -> slot number
+        self._weight_of = array("h")  # id -> the weight of the level it is pending in
         self._dense = array("q")  # the pending ids, in no order
+        # Pending ids per weight, kept as they come and go: the progress line asks every
+        # second, and counting the levels walks every pending id.
+        self._by_weight: Counter[int] = Counter()
 
     def __len__(self) -> int:
         return len(self._dense)
@@ -171,15 +184,47 @@ class FrontierQueue:
         if gap:
             self._pos.extend(array("q", [-1]) * gap)
             self._slot_of.extend(array("i", [0]) * gap)
+            self._weight_of.extend(array("h", [0]) * gap)
+        key = (_int16(key[0]), key[1])
         self._pos.append(len(self._dense))
         self._slot_of.append(slot)
+        self._weight_of.append(key[0])
         self._dense.append(item)
+        self._by_weight[key[0]] += 1
+        self._level(key, slot).main.items.append(item)
+
+    def raise_weight(self, item: int, key: Key) -> bool:
+        """Move a pending id up to a higher weight (new evidence about its url: link
+        relations); False, and nothing changes, if it is not pending or not that low.
+
+        Lazy deletion: the id is appended to its new level and its old copy is skipped when
+        it reaches a FIFO head, so a raise costs a level lookup (O(log levels) for a new
+        level) and an append. Weights only rise, so a copy is stale exactly when its level's
+        weight is not the id's weight.
+        """
+        weight = _int16(key[0])
+        if item >= len(self._pos) or self._pos[item] < 0 or weight <= self._weight_of[item]:
+            return False
+        self._by_weight[self._weight_of[item]] -= 1
+        self._by_weight[weight] += 1
+        self._weight_of[item] = weight
+        self._level((weight, key[1]), self._slot_of[item]).main.items.append(item)
+        return True
+
+    def weight(self, item: int) -> int:
+        """The weight a pending id is queued at."""
+        return self._weight_of[item]
+
+    def pending(self, item: int) -> bool:
+        return 0 <= item < len(self._pos) and self._pos[item] >= 0
+
+    def _level(self, key: Key, slot: int) -> _Level:
         level_key = (*key, -self._turn(slot, key))
         level = self._levels.get(level_key)
         if level is None:
-            level = self._levels[level_key] = _Level()
+            level = self._levels[level_key] = _Level(key[0])
             insort(self._keys, level_key)
-        level.main.items.append(item)
+        return level
 
     def _turn(self, slot: int, key: Key) -> int:
         """0 for a slot's first item of this key, 1 for its second, ..., at most turns."""
@@ -220,13 +265,13 @@ class FrontierQueue:
         return None
 
     def _sorted_pick(self, full: Callable[[int], bool]) -> int | None:
-        pos = self._pos
+        pos, weight_of = self._pos, self._weight_of
         for key in reversed(list(self._keys)):
             level = self._levels[key]
-            main = level.main_candidate(pos, self._slot_of, full)
-            parked, slot = level.parked_candidate(pos, full)
+            main = level.main_candidate(pos, self._slot_of, full, weight_of)
+            parked, slot = level.parked_candidate(pos, full, weight_of)
             if parked >= 0 and (main < 0 or parked < main):
-                level.take_parked(slot, pos)
+                level.take_parked(slot, pos, weight_of)
                 return parked
             if parked >= 0:
                 heapq.heappush(level.heap, (parked, slot))
@@ -246,17 +291,27 @@ class FrontierQueue:
         pos[last] = at
         dense.pop()
         pos[item] = -1
+        self._by_weight[self._weight_of[item]] -= 1
+
+    def pending_by_weight(self) -> Counter[int]:
+        """How many ids are pending per weight (O(weights))."""
+        return +self._by_weight
 
     def pending_by_key(self) -> Counter[Key]:
         """How many ids are pending per key (for the close stats; walks every id)."""
         pos, counts = self._pos, Counter[Key]()
         for (weight, priority, _turn), level in self._levels.items():
-            counts[weight, priority] += _pending(level, pos)
+            counts[weight, priority] += _pending(level, pos, self._weight_of)
         return +counts  # without the keys of no pending id
 
 
-def _pending(level: _Level, pos: array) -> int:
-    return sum(1 for item in level.items() if pos[item] >= 0)
+def _pending(level: _Level, pos: array, weight_of: array) -> int:
+    return sum(1 for item in level.items() if pos[item] >= 0 and weight_of[item] == level.weight)
+
+
+def _int16(weight: int) -> int:
+    """A weight as the queue keeps it (the request log's field: int16, kept at its bounds)."""
+    return max(-(2**15), min(2**15 - 1, weight))
 
 
 def _never_full(slot: int) -> bool:

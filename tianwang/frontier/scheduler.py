@@ -39,9 +39,11 @@ from tianwang import meta, scrapy_internals
 from tianwang.config.frontier import FrontierConfig
 from tianwang.frontier.dupefilter import BloomDupeFilter
 from tianwang.frontier.levels import QueueSlots
+from tianwang.frontier.linkscore import SEED_CASH, LinkCash
 from tianwang.frontier.queue import FrontierQueue
 from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog, clip
 from tianwang.frontier.slots import DownloaderSlots, engine_of
+from tianwang.urls import url_host
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -58,6 +60,9 @@ DONE_CHECK_INTERVAL = 0.5
 # (extensions/progress.py) and the stats dump: the count costs one pass over the levels.
 PENDING_STATS_INTERVAL = 1.0
 PENDING_BY_WEIGHT = "tianwang/frontier/pending/w"
+# Links a page is taken to have when its requests do not say (meta OUTLINKS unset: a spider
+# other than the site spider): its cash is shared as among this many.
+DEFAULT_OUTLINKS = 20
 
 
 def new_queue(config: FrontierConfig) -> FrontierQueue:
@@ -89,6 +94,11 @@ class FrontierSchedulerBase(BaseScheduler):
         self.counts: Counter[str] = Counter()
         self._inflight: dict[Request, tuple[Any, int]] = {}  # handed out -> (token, slot)
         self._loops: list[Any] = []
+        # Link relations in the weight (linkscore.py): each id's cash, and the cash of the
+        # pages in flight, which their links share out (url -> cash).
+        self.cash = (LinkCash(config.link_weight, config.link_other_host, config.link_relative)
+                     if config.links else None)
+        self._page_cash: dict[str, float] = {}
 
     @classmethod
     def check_settings(cls, settings: Any) -> None:
@@ -116,9 +126,7 @@ class FrontierSchedulerBase(BaseScheduler):
 
     def _record_pending(self) -> None:
         """tianwang/frontier/pending (this process's queue) and pending/w<weight>."""
-        by_weight: Counter[int] = Counter()
-        for (weight, _), count in self.queue.pending_by_key().items():
-            by_weight[weight] += count
+        by_weight = self.queue.pending_by_weight()
         for key in [k for k in self.stats.get_stats() if k.startswith(PENDING_BY_WEIGHT)]:
             self.stats.set_value(key, 0)  # a weight whose requests are all handed out
         for weight, count in sorted(by_weight.items()):
@@ -147,8 +155,28 @@ class FrontierSchedulerBase(BaseScheduler):
         self.queue.push(item, (weight, priority), slot)
         self.queue_slots.added(slot)
 
+    def link_share(self, request: Request) -> tuple[float, float]:
+        """The cash a request's link brings its url, and that share as a link within the
+        host would have brought it (what TIANWANG_LINK_RELATIVE discounts): the seed's for
+        a request no page linked to, else its page's cash shared among the page's links
+        (more across hosts)."""
+        assert self.cash is not None
+        parent = request.meta.get(meta.PARENT)
+        if parent is None:
+            return SEED_CASH, SEED_CASH
+        outlinks = request.meta.get(meta.OUTLINKS, DEFAULT_OUTLINKS)
+        other_host = url_host(parent) != url_host(request.url)
+        share = self.cash.share(self._page_cash.get(parent, 0.0), outlinks, other_host)
+        return share, share / self.cash.other_host if other_host else share
+
+    def _page_cash_of(self, item: int, request: Request) -> float:
+        """The cash of a request handed out: what its page's links share."""
+        return self.cash.cash(item) if self.cash is not None else 0.0
+
     def _hand_out(self, item: int, request: Request, token: Any) -> Request:
         slot = self.queue.slot(item)
+        if self.cash is not None:
+            self._page_cash[request.url] = self._page_cash_of(item, request)
         self._inflight[request] = (token, slot)
         self.slots.handed_out(request, self.queue_slots.downloader_slot(slot))
         self.counts["scheduler/dequeued"] += 1
@@ -166,6 +194,7 @@ class FrontierSchedulerBase(BaseScheduler):
         taken = [self._inflight.pop(request) for request in finished]
         self._requests_done(finished, [token for token, _slot in taken])
         for request, (_token, slot) in zip(finished, taken, strict=True):
+            self._page_cash.pop(request.url, None)
             self.slots.reached(request)
             self.queue_slots.finished(slot)
 
@@ -220,6 +249,9 @@ class FrontierScheduler(FrontierSchedulerBase):
             if not entry.done:
                 pending += 1
                 self._push(entry.item, entry.weight, entry.priority, entry.slot)
+                if self.cash is not None:  # the cash is not logged: only later links count
+                    key = None if entry.fingerprint is None else LinkCash.key(entry.fingerprint)
+                    self.cash.add(entry.item, key, 0.0)
 
         log.open(visit)
         if len(log):
@@ -245,9 +277,13 @@ class FrontierScheduler(FrontierSchedulerBase):
             fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
             if fingerprint in self.dupefilter:
                 self._filtered(request)
+                if self.cash is not None:
+                    self._credit(request, fingerprint)
                 return False
+        share, first = self.link_share(request) if self.cash is not None else (0.0, 1.0)
+        bonus = self.cash.first_bonus(share, first) if self.cash is not None else 0
         weight, priority = clip(
-            self.weigh(request.url) + request.meta.get(meta.BOOST, 0), request.priority
+            self.weigh(request.url) + request.meta.get(meta.BOOST, 0) + bonus, request.priority
         )
         name = self.slot_name(request)
         # The log first: the filter may only hold urls whose request is safely logged.
@@ -257,9 +293,28 @@ class FrontierScheduler(FrontierSchedulerBase):
             self.counts["tianwang/frontier/dedup/added"] += 1
         else:
             self.counts["tianwang/frontier/dedup/dont_filter"] += 1
+        if self.cash is not None:
+            key = None if fingerprint is None else LinkCash.key(fingerprint)
+            self.cash.add(item, key, share, first)
         self._push(item, weight, priority, name)
         self.counts["scheduler/enqueued"] += 1
         return True
+
+    def _credit(self, request: Request, fingerprint: bytes) -> None:
+        """A link to a url seen before: if it is still pending, its cash grows by the link's
+        share, and its weight with it (never down: queue.raise_weight)."""
+        assert self.cash is not None
+        item = self.cash.find(LinkCash.key(fingerprint))
+        if item < 0 or not self.queue.pending(item):
+            return
+        self.cash.credit(item, self.link_share(request)[0])
+        weight, priority = clip(
+            self.weigh(request.url) + request.meta.get(meta.BOOST, 0)
+            + self.cash.weight_bonus(item),
+            request.priority,
+        )
+        if self.queue.raise_weight(item, (weight, priority)):
+            self.counts["tianwang/frontier/links/raised"] += 1
 
     def next_request(self) -> Request | None:
         self._collect_done()

@@ -157,7 +157,7 @@ class SiteSpider(Spider):
         if boost:
             self.crawler.stats.inc_value("tianwang/topical/boosted_requests", len(follow))
         # The parent survives redirects; Referer doesn't.
-        request_meta = {**(boost or {}), meta.PARENT: response.url}
+        request_meta = {**(boost or {}), meta.PARENT: response.url, meta.OUTLINKS: len(follow)}
         for url in follow:
             yield Request(url, callback=self.parse, meta=request_meta)
 
