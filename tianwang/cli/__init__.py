@@ -13,6 +13,7 @@ def build_parser() -> argparse.ArgumentParser:
     from tianwang.cli import changes as changes_commands
     from tianwang.cli import dedup as analysis_commands
     from tianwang.cli import demo
+    from tianwang.cli import feed as feed_command
     from tianwang.cli import hosts as collection_commands
     from tianwang.cli import importance as importance_command
     from tianwang.cli import partition as partition_commands
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     sample_command.register(sub)
     stats_command.register(sub)
     demo.register(sub)
+    feed_command.register(sub)
     return parser
 
 
