@@ -18,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     from tianwang.cli import importance as importance_command
     from tianwang.cli import partition as partition_commands
     from tianwang.cli import records as record_commands
+    from tianwang.cli import report as report_command
     from tianwang.cli import sample as sample_command
     from tianwang.cli import stats as stats_command
     from tianwang.cli import testweb as testweb_commands
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     stats_command.register(sub)
     demo.register(sub)
     feed_command.register(sub)
+    report_command.register(sub)
     return parser
 
 
