@@ -4,7 +4,6 @@ checked against the test web's ground truth and every plot seen drawn on the scr
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from PIL import Image
