@@ -49,6 +49,13 @@ SHIFT = 2**31
 MAX_ID = 2**31 - 1
 MAX_TURNS = 31  # the score has 5 bits for a host's turn
 
+
+def weight_of_score(member: bytes | str, score: float) -> int:
+    """The weight a queued member's score holds it at (the inverse of the score's layout)."""
+    item = int((member.decode() if isinstance(member, bytes) else member).rsplit(":", 1)[1])
+    rank = (item - score) / SHIFT  # key * 32 + 31 - turn
+    return int(rank // (32 * 128)) - 256
+
 PUSH = LUA_TEST_AND_SET + """
 local p, k, m, turns = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local out, i = {}, 5
