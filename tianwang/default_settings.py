@@ -42,6 +42,8 @@ EXTENSIONS = {
     "tianwang.frontier.settingscheck.FrontierSettingsCheck": 0,
     # The progress line every TIANWANG_PROGRESS_INTERVAL seconds.
     "tianwang.extensions.progress.ProgressLog": 500,
+    # The final stats to TIANWANG_DATA_DIR/stats/, for `tianwang report`.
+    "tianwang.extensions.statsfile.StatsFile": 510,
 }
 # Seconds between progress lines (stored, pages/s, pending by weight, refused, failed); 0: none.
 TIANWANG_PROGRESS_INTERVAL = 60.0

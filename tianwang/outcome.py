@@ -51,6 +51,10 @@ def outcome(stats: Mapping[str, Any], storing: bool) -> Outcome:
     if not (reason in GOOD_ENDS or reason.startswith("closespider_")):
         return Outcome(FAILED, f"crawl FAILED (stopped: {reason}): {summary}")
     tried = _count(stats, "downloader/request_count") or refused or failed
+    if not kept and stats.get("tianwang/redis/job_had_finished"):
+        return Outcome(OK, "nothing to do: this Redis job had finished; give a new "
+                           "TIANWANG_REDIS_JOB or reset it (tianwang feed --reset) to crawl "
+                           "afresh")
     if not kept and not tried:
         if stats.get("tianwang/frontier/resumed_pending") == 0:
             return Outcome(OK, "nothing to do: this job (JOBDIR) had finished; give a new "

@@ -13,10 +13,13 @@ def build_parser() -> argparse.ArgumentParser:
     from tianwang.cli import changes as changes_commands
     from tianwang.cli import dedup as analysis_commands
     from tianwang.cli import demo
+    from tianwang.cli import feed as feed_command
+    from tianwang.cli import frontier as frontier_command
     from tianwang.cli import hosts as collection_commands
     from tianwang.cli import importance as importance_command
     from tianwang.cli import partition as partition_commands
     from tianwang.cli import records as record_commands
+    from tianwang.cli import report as report_command
     from tianwang.cli import sample as sample_command
     from tianwang.cli import stats as stats_command
     from tianwang.cli import testweb as testweb_commands
@@ -33,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     sample_command.register(sub)
     stats_command.register(sub)
     demo.register(sub)
+    feed_command.register(sub)
+    frontier_command.register(sub)
+    report_command.register(sub)
     return parser
 
 

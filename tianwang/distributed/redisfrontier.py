@@ -13,6 +13,9 @@ Keys, all under ``tianwang:<job>:``:
                    node killed between storing a page and its ack does not get it stored twice
     starting       set of the nodes whose spider start() is not yet fully pushed
     seeded         set once any request was pushed
+    feed           list of urls pushed from outside (`tianwang feed`, redis-cli rpush): any
+                   node takes them and pushes them as seeds, through the Bloom filter and
+                   to their host's node
 
 A member is "<bucket>:<id>". Its score orders the queue as the local frontier does: the
 higher (weight, priority) first; among equals hosts take turns (a host's k-th request of that
@@ -45,6 +48,13 @@ from tianwang.distributed.mapping import rebalance
 SHIFT = 2**31
 MAX_ID = 2**31 - 1
 MAX_TURNS = 31  # the score has 5 bits for a host's turn
+
+
+def weight_of_score(member: bytes | str, score: float) -> int:
+    """The weight a queued member's score holds it at (the inverse of the score's layout)."""
+    item = int((member.decode() if isinstance(member, bytes) else member).rsplit(":", 1)[1])
+    rank = (item - score) / SHIFT  # key * 32 + 31 - turn
+    return int(rank // (32 * 128)) - 256
 
 PUSH = LUA_TEST_AND_SET + """
 local p, k, m, turns = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -199,6 +209,7 @@ return (#queued + #leased) / 2
 
 FINISHED = """
 local p = ARGV[1]
+if redis.call('LLEN', p .. 'feed') > 0 then return 0 end
 if redis.call('EXISTS', p .. 'seeded') == 0 or redis.call('SCARD', p .. 'starting') > 0 then
   return 0
 end
@@ -505,6 +516,17 @@ class RedisFrontier:
             self.client.sadd(self.key("starting"), self.node)
         else:
             self.client.srem(self.key("starting"), self.node)
+
+    def take_feed(self, count: int) -> list[str]:
+        """Up to `count` urls pushed into the job's feed list (`tianwang feed`, or
+        `redis-cli rpush tianwang:<job>:feed URL`), taken off it: each goes to one node."""
+        urls = self.client.lpop(self.key("feed"), count) or []
+        return [url.decode("utf-8", "replace") if isinstance(url, bytes) else url
+                for url in urls]
+
+    def seeded(self) -> bool:
+        """Any request was ever pushed into this job."""
+        return bool(self.client.exists(self.key("seeded")))
 
     def finished(self) -> bool:
         """Seeded, every start pushed, every queue empty and no lease out, on every node."""

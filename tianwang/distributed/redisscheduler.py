@@ -42,6 +42,7 @@ from tianwang.frontier.codec import decode, encode
 from tianwang.frontier.queue import FrontierQueue
 from tianwang.frontier.scheduler import FrontierSchedulerBase, new_queue
 from tianwang.frontier.slots import engine_of
+from tianwang.seeds import SeedError, normalize_seed
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,6 +55,7 @@ logger = logging.getLogger(__name__)
 # The spider middleware whose signal says this node's start requests are all out.
 START_DONE = "tianwang.middlewares.startdone.StartDoneMiddleware"
 POLL_INTERVAL = 0.1  # seconds between flushes, acks and refills besides next_request
+WAIT_NOTICE = 30.0  # seconds between two "waiting for seeds" lines of an idle node
 # A Redis restart or a network blip: retry for about 30 s before the crawl gives up.
 RETRY = Retry(ExponentialBackoff(cap=0.5, base=0.05), 60)
 RETRY_ERRORS = [redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError]
@@ -117,6 +119,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._last_empty_take = 0.0
         self._links: list[tuple[str, float]] = []  # (url key, share) for LINK, with the outbox
         self._item_cash: dict[int, float] = {}  # local id -> its url's cash when taken
+        self._wait_noticed = 0.0
 
     # --- Scrapy's scheduler interface ----------------------------------------------------
 
@@ -128,6 +131,14 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
 
     def open(self, spider: Spider) -> None:
         self.frontier.load_scripts()
+        if self.frontier.finished():
+            # Its keys stay in Redis: every url it saw is skipped, so nothing new is crawled.
+            job = self.frontier.prefix.split(":")[1]
+            self.stats.set_value("tianwang/redis/job_had_finished", 1)
+            logger.warning(
+                "job %s has finished already (its keys tianwang:%s:* are in Redis): every url "
+                "it saw is skipped. To crawl afresh, give a new TIANWANG_REDIS_JOB or delete "
+                "the keys (python3 -m tianwang feed --redis URL --job %s --reset)", job, job, job)
         self.frontier.starting(True)
         self._heartbeat()
         signals_ = self.crawler.signals
@@ -284,6 +295,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
 
     def _poll(self) -> None:
         self._collect_done()
+        self._take_feed()
         if self._starting and self._start_done:
             self._sync(take=False)  # the start requests are all in Redis now
             self.frontier.starting(False)
@@ -291,7 +303,37 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._sync()
         if not self._local and not self._inflight and not self._outbox:
             self._finished = self.frontier.finished()
+            if not self._finished:
+                self._notice_waiting()
         self._nudge_engine()
+
+    def _take_feed(self) -> None:
+        """Urls pushed into the job's feed list enter as seeds do: through this node's
+        push, so the Bloom filter drops those seen and each goes to its host's node."""
+        urls = self.frontier.take_feed(self.batch)
+        for url in urls:
+            try:
+                request = Request(normalize_seed(url))
+            except SeedError as exc:
+                logger.warning("feed: %s (skipped)", exc)
+                self.counts["tianwang/redis/feed_refused"] += 1
+                continue
+            self.enqueue_request(request)
+            self.counts["tianwang/redis/fed"] += 1
+        if urls:
+            logger.info("feed: took %d urls pushed into %sfeed", len(urls), self.frontier.prefix)
+
+    def _notice_waiting(self) -> None:
+        """An idle node of a job nobody has seeded says so, every WAIT_NOTICE seconds."""
+        now = time.monotonic()
+        if now - self._wait_noticed < WAIT_NOTICE or self.frontier.seeded():
+            return
+        self._wait_noticed = now
+        job = self.frontier.prefix.split(":")[1]
+        logger.info(
+            "node %s waits for seeds: job %s has none yet. Give one node -a seeds=..., or "
+            "push urls: python3 -m tianwang feed --redis URL --job %s URL...",
+            self.frontier.node, job, job)
 
     def _nudge_engine(self) -> None:
         """Have the engine ask for requests now, not at its 5 s heartbeat."""

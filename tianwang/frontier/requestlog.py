@@ -127,37 +127,14 @@ class RequestLog:
 
     def _scan(self) -> Iterator[tuple]:
         """(item, weight, priority, slot, fingerprint) of each complete record."""
-        if not self._path.exists():
-            return
-        size = self._path.stat().st_size
-        with open(self._path, "rb", buffering=1 << 20) as f:
-            position, item = 0, 0
-            while position + HEADER.size + FP_SIZE <= size:
-                length, weight, priority, has_fp, slot_length = HEADER.unpack(f.read(HEADER.size))
-                end = position + HEADER.size + FP_SIZE + slot_length + length
-                if end > size:
-                    return
-                rest = f.read(FP_SIZE + slot_length)
-                f.seek(length, os.SEEK_CUR)
-                if not length:
-                    self._lost.add(item)  # kept in memory only, by a run that is gone
-                position = end
-                self._offsets.append(end)
-                fingerprint = rest[:FP_SIZE] if has_fp else None
-                yield (item, weight, priority, rest[FP_SIZE:].decode("utf-8"), fingerprint)
-                item += 1
+        for item, weight, priority, slot, fingerprint, length, end in scan_log(self._path):
+            if not length:
+                self._lost.add(item)  # kept in memory only, by a run that is gone
+            self._offsets.append(end)
+            yield (item, weight, priority, slot, fingerprint)
 
     def _read_done(self) -> bytes:
-        """A byte per id, 1 for done (ids are read before the log: sized by the largest)."""
-        if not self._done_path.exists():
-            return b""
-        ids = array("Q")
-        blob = self._done_path.read_bytes()
-        ids.frombytes(blob[: len(blob) - len(blob) % 8])
-        done = bytearray(max(ids, default=-1) + 1)
-        for item in ids:
-            done[item] = 1
-        return done
+        return read_done(self._done_path)
 
     def put(self, request: Request, weight: int, slot: str, fingerprint: bytes | None) -> int:
         """Log the request (or keep it in memory if it cannot be serialized); its id."""
@@ -216,6 +193,41 @@ class RequestLog:
             if fd >= 0:
                 os.close(fd)
         self._fd = self._done_fd = -1
+
+
+def scan_log(path: Path) -> Iterator[tuple]:
+    """(item, weight, priority, slot, fingerprint, body length, end offset) of each complete
+    record of a request log; reads only (a running crawl's log may be read beside it)."""
+    if not path.exists():
+        return
+    size = path.stat().st_size
+    with open(path, "rb", buffering=1 << 20) as f:
+        position, item = 0, 0
+        while position + HEADER.size + FP_SIZE <= size:
+            length, weight, priority, has_fp, slot_length = HEADER.unpack(f.read(HEADER.size))
+            end = position + HEADER.size + FP_SIZE + slot_length + length
+            if end > size:
+                return
+            rest = f.read(FP_SIZE + slot_length)
+            f.seek(length, os.SEEK_CUR)
+            position = end
+            fingerprint = rest[:FP_SIZE] if has_fp else None
+            yield (item, weight, priority, rest[FP_SIZE:].decode("utf-8", "replace"),
+                   fingerprint, length, end)
+            item += 1
+
+
+def read_done(path: Path) -> bytes:
+    """A byte per id, 1 for done (ids are read before the log: sized by the largest)."""
+    if not path.exists():
+        return b""
+    ids = array("Q")
+    blob = path.read_bytes()
+    ids.frombytes(blob[: len(blob) - len(blob) % 8])
+    done = bytearray(max(ids, default=-1) + 1)
+    for item in ids:
+        done[item] = 1
+    return done
 
 
 def clip(weight: int, priority: int) -> tuple[int, int]:

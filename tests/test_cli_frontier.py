@@ -1,0 +1,46 @@
+"""`tianwang frontier`: a JOBDIR's and a Redis job's pending requests, by weight and host."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.conftest import TestWeb, scrapy_crawl, tianwang_cli
+from tests.filters_crawl import final_stats
+from tests.test_distributed_redisfrontier import node, push_of
+from tests.truth import host_of
+
+
+def test_a_stopped_jobdir_shows_what_the_frontier_still_holds(testweb: TestWeb,
+                                                              tmp_path: Path) -> None:
+    homes = sorted(url for url, page in testweb.truth.items() if page["kind"] == "home")[:3]
+    result = scrapy_crawl("site", {"seeds": ",".join(homes)},
+                          {"TIANWANG_DATA_DIR": str(tmp_path / "data"),
+                           "JOBDIR": str(tmp_path / "job"),
+                           "TIANWANG_PROXY": testweb.address, "CLOSESPIDER_PAGECOUNT": "6",
+                           "CONCURRENT_REQUESTS": "1"}, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    stats = final_stats(result.stderr)
+    shown = tianwang_cli("frontier", str(tmp_path / "job"))
+    assert shown.returncode == 0, shown.stderr
+    head = shown.stdout.splitlines()[0]
+    pending = int(re.search(r": ([\d,]+) pending of", head).group(1).replace(",", ""))
+    # The log on disk says what the queue in memory counted at close.
+    assert pending == stats["tianwang/frontier/pending"] > 0
+    weights = re.findall(r"^  w(-?\d+)\t([\d,]+)$", shown.stdout, re.M)
+    assert sum(int(n.replace(",", "")) for _w, n in weights) == pending
+    listed = shown.stdout.split("largest hosts")[1]
+    hosts = re.findall(r"^  (\S+)\t", listed, re.M)
+    assert hosts and {h.split(":")[0] for h in hosts} <= {host_of(url) for url in homes}
+
+
+def test_a_redis_job_shows_its_queues_by_weight(redis_server) -> None:
+    frontier = node(redis_server, "inspect", "a")
+    frontier.heartbeat(30)
+    frontier.push([push_of("http://h1.example.com/", 9), push_of("http://h2.example.com/a", 9),
+                   push_of("http://h3.example.com/a/b", 7, priority=3)])
+    shown = tianwang_cli("frontier", "--redis", redis_server.url, "--job", "inspect")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == "job inspect: 3 pending, 0 urls in the feed; by node: a 3, (unowned) 0"
+    assert lines[1:4] == ["by weight:", "  w9\t2", "  w7\t1"]

@@ -1,0 +1,67 @@
+"""`tianwang report`: a real crawl's report, rendered by headless Chromium, its figures
+checked against the test web's ground truth and every plot seen drawn on the screenshot."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from PIL import Image
+
+from tests.chromium import headless
+from tests.conftest import TestWeb, scrapy_crawl, tianwang_cli
+from tests.truth import host_of, reach
+
+PLOTS = ("over-time", "status", "media-types", "hosts", "depths", "refusals", "dedup")
+
+
+@pytest.fixture(scope="module")
+def report(testweb: TestWeb, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    workdir = tmp_path_factory.mktemp("report")
+    homes = sorted(url for url, page in testweb.truth.items() if page["kind"] == "home")[:6]
+    result = scrapy_crawl("site", {"seeds": ",".join(homes)},
+                          {"TIANWANG_DATA_DIR": str(workdir / "data"),
+                           "TIANWANG_PROXY": testweb.address, "TIANWANG_MAX_LEVELS": "2"},
+                          cwd=workdir)
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = workdir / "report.html"
+    made = tianwang_cli("report", str(workdir / "data"), "-o", str(out))
+    assert made.returncode == 0, made.stderr
+    expected = reach(testweb.truth, homes, max_levels=2).stored(testweb.truth)
+    return {"out": out, "made": made.stdout, "expected": expected, "workdir": workdir}
+
+
+def test_the_report_says_what_the_crawl_stored(report: dict) -> None:
+    expected = report["expected"]
+    hosts = {host_of(url) for url in expected}
+    assert report["made"] == (f"report of {len(expected):,} pages from {len(hosts):,} hosts: "
+                              f"{report['out']}\n")
+
+
+def test_chromium_renders_every_plot_and_the_figures(report: dict) -> None:
+    dom = headless(report["out"], "--dump-dom")
+    body = re.search(r"<body([^>]*)>", dom).group(1)
+    assert f'data-plots="{len(PLOTS)}"' in body
+    assert f'data-plots-loaded="{len(PLOTS)}"' in body, body  # every PNG decoded
+    pages = re.search(r"id=\"fig-pages-stored\">([\d,]+)<", dom).group(1)
+    assert int(pages.replace(",", "")) == len(report["expected"])
+
+
+def test_the_screenshot_shows_each_plot_drawn(report: dict) -> None:
+    dom = headless(report["out"], "--dump-dom")
+    rects = {name: tuple(map(int, rect.split(","))) for name, rect in
+             re.findall(r'id="plot-([a-z-]+)"[^>]*data-rect="([\d,]+)"', dom)}
+    assert sorted(rects) == sorted(PLOTS)
+    shot = report["workdir"] / "shot.png"
+    headless(report["out"], f"--screenshot={shot}")
+    image = Image.open(shot).convert("RGB")
+    for name, (left, top, width, height) in rects.items():
+        assert width == 560 and height == 320, (name, width, height)
+        region = image.crop((left, top, left + width, top + height))
+        colours = region.getcolors(maxcolors=1 << 16) or []
+        inked = sum(n for n, (r, g, b) in colours if r + g + b < 600)  # not white or near it
+        assert len(colours) > 20, f"plot {name} is blank ({len(colours)} colours)"
+        assert inked > 0.01 * width * height, f"plot {name} has almost nothing drawn"
+        # Data is drawn in colour (bars, lines); axes and text are grey.
+        data = sum(n for n, rgb in colours if max(rgb) - min(rgb) > 80)
+        assert data > 100 or name == "refusals", f"plot {name} draws no data"

@@ -1,0 +1,57 @@
+"""The crawl's final stats as JSON in the data directory, for `tianwang report`:
+TIANWANG_DATA_DIR/stats/<start time>-<pid>.json, one file a run, written whole or not at all.
+
+Refusals, failures and the status of responses not stored live only in the stats; without a
+file they would end with the process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+
+from tianwang.analysis.crawlreport import STATS_DIR
+from tianwang.config import get_nonempty_str
+from tianwang.formats.atomic import write_atomic
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+class StatsFile:
+    def __init__(self, stats: Any, data_dir: Path) -> None:
+        self.stats = stats
+        self.data_dir = data_dir
+        self.path = data_dir / STATS_DIR / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.json"
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> StatsFile:
+        data_dir = Path(get_nonempty_str(crawler.settings, "TIANWANG_DATA_DIR"))
+        extension = cls(crawler.stats, data_dir)
+        # engine_stopped: after the spider closed, when every component has put its figures.
+        crawler.signals.connect(extension.write, signal=signals.engine_stopped)
+        return extension
+
+    def write(self) -> None:
+        if not self.data_dir.is_dir():
+            return  # a spider that stores nothing (validate): no data directory to make
+        stats = {key: _plain(value) for key, value in self.stats.get_stats().items()}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.path, json.dumps(stats, indent=1, sort_keys=True).encode())
+        except OSError as exc:
+            logger.warning("stats not written to %s: %s", self.path, exc)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return value
+    return str(value)  # datetimes
