@@ -110,3 +110,14 @@ def test_a_good_crawl_exits_0_and_sums_up_what_it_stored(testweb: TestWeb,
     last = result.stderr.rstrip("\n").splitlines()[-1]
     # Level 1 is the seeds alone: the two homepages are stored, nothing else is fetched.
     assert "INFO: crawl done (finished): stored 2, kept 0 already stored, refused " in last, last
+
+
+def test_a_bad_partition_plan_is_one_line(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text("{not json")
+    result = scrapy_crawl("site", {"partition": str(plan), "share": "0"},
+                          {"TIANWANG_DATA_DIR": str(tmp_path / "data")}, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    last = result.stderr.rstrip("\n").splitlines()[-1]
+    assert last.startswith(f"tianwang: error: -a partition={plan}: "), last

@@ -171,8 +171,10 @@ def test_bad_d1_stops_the_crawl_with_one_message(tmp_path: Path, content: str | 
         d1.write_text(content)
     result = scrapy_crawl("validate", {"sites": str(d1), "out": str(tmp_path / "d2")}, {},
                           cwd=tmp_path)
-    assert result.returncode != 0
-    assert f"ValidateError: validate: {tmp_path}/{message}" in result.stderr
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1].startswith(
+        f"tianwang: error: validate: {tmp_path}/{message}")
     assert not (tmp_path / "d2").exists() and not (tmp_path / "d2.removed").exists()
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tianwang.analysis.sitepartition import in_scope
+from tianwang.errors import StartupError
 from tianwang.formats.partitionplan import PlanFile, PlanFileError, SitePlan, load_plan
 from tianwang.urls import url_host
 
 
-class ShareError(ValueError):
+class ShareError(StartupError):
     """The partition arguments cannot be used; the message names the argument and why."""
 
 

@@ -59,6 +59,7 @@ from tianwang.collection.hosttable import Checked, TableError, read_rows, remova
 from tianwang.collection.sitelist import split_site, write_lines
 from tianwang.config import SettingError, get_int
 from tianwang.config.names import RENAMED
+from tianwang.errors import StartupError
 from tianwang.hosts import DEFAULT_PORTS
 
 # Error answers go to parse (recorded there) rather than to HttpErrorMiddleware, which would
@@ -82,7 +83,7 @@ ERRORS = (
 )
 
 
-class ValidateError(ValueError):
+class ValidateError(StartupError):
     """Arguments the spider cannot start with; nothing is fetched."""
 
 
