@@ -44,3 +44,13 @@ def test_a_finished_job_resumed_says_so() -> None:
     result = outcome(stats, storing=True)
     assert result.status == OK
     assert "had finished" in result.line and "JOBDIR" in result.line
+
+
+def test_a_second_run_over_a_stored_tree_kept_its_pages_and_refusals_are_not_failures() -> None:
+    stats = {"finish_reason": "finished", "tianwang/dedup/refetched": 39,
+             "tianwang/filter/host_budget": 53,
+             "downloader/exception_type_count/scrapy.exceptions.IgnoreRequest": 53}
+    result = outcome(stats, storing=True)
+    assert result.status == OK
+    assert result.line == ("crawl done (finished): stored 0, kept 39 already stored, "
+                           "refused 53 (host_budget 53), failed 0")

@@ -21,8 +21,8 @@ OK, FAILED, REFUSED = 0, 1, 2
 # finish_reason values of a crawl that ended as it should, or was stopped by its operator.
 GOOD_ENDS = ("finished", "shutdown")
 # A page stored, or found stored already (by its MD5, a 304, an unchanged revisit).
-KEPT = ("tianwang/storage/records", "tianwang/dedup/duplicates", "tianwang/refresh/not_modified",
-        "tianwang/changes/unchanged")
+KEPT = ("tianwang/storage/records", "tianwang/dedup/duplicates", "tianwang/dedup/refetched",
+        "tianwang/refresh/not_modified", "tianwang/changes/unchanged")
 REFUSAL_PREFIXES = ("tianwang/filter/", "tianwang/partition/refused",
                     "tianwang/robots/unavailable_dropped")
 # The failure middleware's reasons; Scrapy's exception counts only in a crawl without it
@@ -46,6 +46,7 @@ def outcome(stats: Mapping[str, Any], storing: bool) -> Outcome:
     if "robotstxt/forbidden" in stats:
         refused["robots.txt"] = _count(stats, "robotstxt/forbidden")
     failed = _reasons(stats, FAILURE_PREFIXES) or _reasons(stats, SCRAPY_FAILURES)
+    failed.pop("IgnoreRequest", None)  # a middleware's refusal, counted as refused
     summary = (f"stored {stored:,}, kept {kept - stored:,} already stored, "
                f"refused {_total(refused)}, failed {_total(failed)}")
     if not (reason in GOOD_ENDS or reason.startswith("closespider_")):

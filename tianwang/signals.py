@@ -18,3 +18,8 @@ start_requests_done = object()
 # The site spider's share of a site partition (or None), once it is open. Arguments: share.
 # PartitionMiddleware filters requests by it.
 share_opened = object()
+
+# A downloader middleware refused a request (host filter, crawler trap, type or size).
+# Arguments: request, reason (the tianwang/filter/<reason> stat's reason). The StatsFile
+# extension counts refusals per host for `tianwang report`.
+request_refused = object()

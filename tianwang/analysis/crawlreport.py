@@ -23,6 +23,7 @@ from tianwang.formats.record import RecordError
 from tianwang.formats.store import iter_tree
 
 STATS_DIR = "stats"
+HOSTS = "tianwang/hosts"  # per host: responses, summed latency, refused (StatsFile)
 REFUSALS = ("tianwang/filter/", "tianwang/partition/refused", "robotstxt/forbidden",
             "tianwang/robots/unavailable_dropped")
 FAILURES = ("tianwang/error/",)
@@ -45,7 +46,16 @@ class CrawlReport:
     failures: Counter[str] = field(default_factory=Counter)
     duplicates: int = 0
     mirrored_hosts: Counter[str] = field(default_factory=Counter)
+    host_responses: Counter[str] = field(default_factory=Counter)
+    host_latency: Counter[str] = field(default_factory=Counter)  # seconds, summed
+    host_refused: Counter[str] = field(default_factory=Counter)
     runs: int = 0
+
+    def slowest_hosts(self, top: int) -> list[tuple[str, float]]:
+        """(host, mean download latency in seconds), slowest first."""
+        means = {host: self.host_latency[host] / n for host, n in self.host_responses.items()
+                 if n}
+        return sorted(means.items(), key=lambda kv: -kv[1])[:top]
 
 
 def read_report(data_dir: str | os.PathLike[str]) -> CrawlReport:
@@ -114,6 +124,12 @@ def read_stats(data_dir: str | os.PathLike[str]) -> list[dict]:
 
 def _add_stats(report: CrawlReport, stats: dict) -> None:
     report.runs += 1
+    hosts = stats.get(HOSTS)
+    for host, counts in (hosts.items() if isinstance(hosts, dict) else ()):
+        if isinstance(counts, dict):
+            report.host_responses[host] += int(counts.get("responses") or 0)
+            report.host_latency[host] += float(counts.get("latency") or 0.0)
+            report.host_refused[host] += int(counts.get("refused") or 0)
     for key, value in stats.items():
         if not isinstance(value, int) or key.endswith("_bytes"):
             continue

@@ -25,6 +25,10 @@ def render(report: CrawlReport, title: str) -> str:
          _bars(report.fetched_statuses or report.statuses, "responses")),
         ("media-types", "Media types stored", _bars(report.media_types, "pages")),
         ("hosts", f"Largest hosts (top {TOP}, pages)", _bars(_top(report.hosts), "pages")),
+        ("slowest-hosts", f"Slowest hosts (top {TOP}, mean download latency, s)",
+         _bars(Counter(dict(report.slowest_hosts(TOP))), "seconds", ordered=True)),
+        ("refused-hosts", f"Most refused hosts (top {TOP})",
+         _bars(_top(report.host_refused), "requests refused")),
         ("depths", "Directory depth of the urls stored", _bars(
             Counter({str(k): v for k, v in sorted(report.depths.items())}), "pages", ordered=True)),
         ("refusals", "Refused and failed, by reason", _bars(

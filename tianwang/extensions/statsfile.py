@@ -2,7 +2,9 @@
 TIANWANG_DATA_DIR/stats/<start time>-<pid>.json, one file a run, written whole or not at all.
 
 Refusals, failures and the status of responses not stored live only in the stats; without a
-file they would end with the process.
+file they would end with the process. Beside Scrapy's stats, under "tianwang/hosts", each
+host's responses, their summed download latency (seconds) and the requests refused
+(signals.request_refused), for the report's slowest and most refused hosts.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from scrapy import signals
 
-from tianwang.analysis.crawlreport import STATS_DIR
+from tianwang import signals as tw_signals
+from tianwang.analysis.crawlreport import HOSTS, STATS_DIR
 from tianwang.config import get_nonempty_str
 from tianwang.formats.atomic import write_atomic
 
@@ -30,6 +34,7 @@ class StatsFile:
     def __init__(self, stats: Any, data_dir: Path) -> None:
         self.stats = stats
         self.data_dir = data_dir
+        self.hosts: dict[str, list[float]] = {}  # host -> [responses, latency, refused]
         self.path = data_dir / STATS_DIR / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.json"
 
     @classmethod
@@ -38,12 +43,28 @@ class StatsFile:
         extension = cls(crawler.stats, data_dir)
         # engine_stopped: after the spider closed, when every component has put its figures.
         crawler.signals.connect(extension.write, signal=signals.engine_stopped)
+        crawler.signals.connect(extension.response, signal=signals.response_received)
+        crawler.signals.connect(extension.refused, signal=tw_signals.request_refused)
         return extension
+
+    def _host(self, url: str) -> list[float]:
+        host = urlsplit(url).hostname or ""
+        return self.hosts.setdefault(host, [0, 0.0, 0])
+
+    def response(self, response: Any, request: Any) -> None:
+        counts = self._host(request.url)
+        counts[0] += 1
+        counts[1] += float(request.meta.get("download_latency") or 0.0)
+
+    def refused(self, request: Any, reason: str) -> None:
+        self._host(request.url)[2] += 1
 
     def write(self) -> None:
         if not self.data_dir.is_dir():
             return  # a spider that stores nothing (validate): no data directory to make
         stats = {key: _plain(value) for key, value in self.stats.get_stats().items()}
+        stats[HOSTS] = {host: {"responses": n, "latency": round(latency, 3), "refused": r}
+                        for host, (n, latency, r) in self.hosts.items()}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self.path, json.dumps(stats, indent=1, sort_keys=True).encode())

@@ -24,6 +24,7 @@ from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http.headers import Headers
 
 from tianwang import meta
+from tianwang import signals as tw_signals
 from tianwang.config import SettingError, get_int, get_media_types
 
 logger = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ def media_type(value: bytes | None) -> str | None:
 class ContentTypeMiddleware:
     def __init__(self, allowed: frozenset[str], max_bytes: int, stats: Any) -> None:
         self.allowed, self.max_bytes, self.stats = allowed, max_bytes, stats
+        self.signals: Any = None  # from_crawler's: refusals are told by signal
         self._logged: set[str] = set()
 
     @classmethod
@@ -100,6 +102,7 @@ class ContentTypeMiddleware:
             )
         allowed = frozenset(get_media_types(settings, "TIANWANG_STORE_TYPES"))
         middleware = cls(allowed, max_bytes, crawler.stats)
+        middleware.signals = crawler.signals
         crawler.signals.connect(middleware.headers_received, signal=signals.headers_received)
         crawler.signals.connect(middleware.bytes_received, signal=signals.bytes_received)
         return middleware
@@ -145,6 +148,9 @@ class ContentTypeMiddleware:
     def _stop(self, request: Request, reason: str, bytes_left: int | None) -> NoReturn:
         request.meta[_STOPPED] = reason
         self.stats.inc_value(f"tianwang/filter/{reason}")
+        if self.signals is not None:
+            self.signals.send_catch_log(tw_signals.request_refused, request=request,
+                                        reason=reason)
         if bytes_left:
             self.stats.inc_value(f"tianwang/filter/{reason}_bytes", bytes_left)
         if reason not in self._logged:

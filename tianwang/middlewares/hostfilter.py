@@ -22,6 +22,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IHostResolution, IResolutionReceiver
 from zope.interface import implementer
 
+from tianwang import signals as tw_signals
 from tianwang.config import SettingError, get_bool, get_proxy_url
 from tianwang.hosts import (
     HostRules,
@@ -53,6 +54,7 @@ class HostFilterMiddleware:
         self.reactor = reactor
         self._logged: set[tuple[str, str]] = set()
         self._private: dict[str, bool] = {}
+        self.signals: Any = None  # from_crawler's: refusals are told by signal
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> HostFilterMiddleware:
@@ -65,7 +67,7 @@ class HostFilterMiddleware:
         env = getproxies() if settings.getbool("HTTPPROXY_ENABLED") else {}
         from twisted.internet import reactor
 
-        return cls(
+        middleware = cls(
             rules,
             get_bool(settings, "TIANWANG_BLOCK_PRIVATE"),
             crawler.stats,
@@ -73,6 +75,8 @@ class HostFilterMiddleware:
             env_proxies=env,
             reactor=reactor,
         )
+        middleware.signals = crawler.signals
+        return middleware
 
     async def process_request(self, request: Request) -> None:
         try:
@@ -107,6 +111,9 @@ class HostFilterMiddleware:
 
     def _drop(self, request: Request, reason: str) -> NoReturn:
         self.stats.inc_value(f"tianwang/filter/{reason}")
+        if self.signals is not None:
+            self.signals.send_catch_log(tw_signals.request_refused, request=request,
+                                        reason=reason)
         # The host as written (each spelling of an IP address is its own), port included.
         host = request.url.partition("://")[2].split("/", 1)[0].rpartition("@")[2].lower()
         if (host, reason) not in self._logged:  # a spam family would fill the log otherwise

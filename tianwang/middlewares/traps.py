@@ -24,6 +24,7 @@ from typing import Any
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 
+from tianwang import signals as tw_signals
 from tianwang.config import get_int
 from tianwang.urls import url_host
 
@@ -40,6 +41,7 @@ class TrapFilterMiddleware:
     def __init__(self, max_length: int, max_repeats: int, max_host_pages: int,
                  stats: Any) -> None:
         self.max_length, self.max_host_pages, self.stats = max_length, max_host_pages, stats
+        self.signals: Any = None  # from_crawler's: refusals are told by signal
         self.repeats = repeated_path(max_repeats) if max_repeats else None
         self.pages: Counter[str] = Counter()
         self._logged: set[str] = set()
@@ -47,12 +49,14 @@ class TrapFilterMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Any) -> TrapFilterMiddleware:
         settings = crawler.settings
-        return cls(
+        middleware = cls(
             get_int(settings, "TIANWANG_MAX_URL_LENGTH", minimum=0),
             get_int(settings, "TIANWANG_MAX_PATH_REPEATS", minimum=0),
             get_int(settings, "TIANWANG_MAX_HOST_PAGES", minimum=0),
             crawler.stats,
         )
+        middleware.signals = crawler.signals
+        return middleware
 
     def process_request(self, request: Request, spider: Any = None) -> None:
         if request.meta.get("dont_obey_robotstxt") and request.url.endswith("/robots.txt"):
@@ -73,6 +77,9 @@ class TrapFilterMiddleware:
 
     def _refuse(self, request: Request, reason: str) -> None:
         self.stats.inc_value(f"tianwang/filter/{reason}")
+        if self.signals is not None:
+            self.signals.send_catch_log(tw_signals.request_refused, request=request,
+                                        reason=reason)
         if reason not in self._logged:
             self._logged.add(reason)
             logger.info("Refused %s: crawler trap %r (logged once)", request, reason)
