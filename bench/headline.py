@@ -10,6 +10,7 @@ path, so the table never describes code that is gone.
 
 Entries (add one: a function (rounds) -> list of rows, and a line in ENTRIES):
   crawl     the full default stack (`site` + storage) against a plain Scrapy spider
+  crawl-same-items  the same, plain Scrapy given the stack's CONCURRENT_ITEMS too
   frontier  the frontier's push+pop (default and depth-only) against Scrapy's default
             scheduler, in memory and under JOBDIR
   redis     one Redis shared-crawl node against a local crawl
@@ -40,19 +41,33 @@ def spread(values: list[float]) -> str:
 
 
 def crawl_rows(rounds: int) -> list[Row]:
+    return _crawl_rows(rounds, "", None)
+
+
+def same_items_rows(rounds: int) -> list[Row]:
+    """Like for like: plain Scrapy given the stack's CONCURRENT_ITEMS too (the stack's
+    largest gain over plain Scrapy is that one setting)."""
+    from tianwang import default_settings
+
+    items = default_settings.CONCURRENT_ITEMS
+    return _crawl_rows(rounds, f", both CONCURRENT_ITEMS={items}",
+                       {"CONCURRENT_ITEMS": str(items)})
+
+
+def _crawl_rows(rounds: int, label: str, extra: dict[str, str] | None) -> list[Row]:
     from bench.crawl import cpu_per_1000, measure, rate
 
-    runs = measure(hosts=200, seed=1, rounds=rounds)
+    runs = measure(hosts=200, seed=1, rounds=rounds, extra=extra)
     plain, site = runs["plain"], runs["site"]
     rates = [rate(s) / rate(p) for p, s in zip(plain, site, strict=True)]
     cpus = [cpu_per_1000(p) / cpu_per_1000(s) for p, s in zip(plain, site, strict=True)]
     med = statistics.median
     return [
-        ("full stack / plain Scrapy, pages/s (200-host web)",
+        (f"full stack / plain Scrapy, pages/s (200-host web{label})",
          f"{med(rate(s) for s in plain):.1f}", f"{med(rate(s) for s in site):.1f}",
          f"**{med(rate(s) for s in site) / med(rate(s) for s in plain):.3f}** "
          f"(rounds {spread(rates)})"),
-        ("full stack / plain Scrapy, CPU s per 1000 pages",
+        (f"full stack / plain Scrapy, CPU s per 1000 pages{label}",
          f"{med(cpu_per_1000(s) for s in plain):.2f}", f"{med(cpu_per_1000(s) for s in site):.2f}",
          f"**{med(cpu_per_1000(s) for s in plain) / med(cpu_per_1000(s) for s in site):.3f}** "
          f"(rounds {spread(cpus)})"),
@@ -92,6 +107,7 @@ def redis_rows(rounds: int) -> list[Row]:
 
 ENTRIES: dict[str, Callable[[int], list[Row]]] = {
     "crawl": crawl_rows,
+    "crawl-same-items": same_items_rows,
     "frontier": frontier_rows,
     "redis": redis_rows,
 }
