@@ -11,7 +11,8 @@ ITEM_PIPELINES={}`) or by the spider is taken as the whole list. BOT_NAME, SPIDE
 USER_AGENT and LOG_LEVEL stay the project's.
 
 The settings say what runs: SCHEDULER is the local frontier, or the Redis one when
-TIANWANG_REDIS_URL is set (unless the project chose its own SCHEDULER).
+TIANWANG_REDIS_URL is set (unless the project chose its own SCHEDULER); the MD5 dedup is the
+local index, or the Redis one in a shared crawl.
 
 Then it applies TIANWANG_VERTICAL, also at add-on priority: a vertical's value replaces a
 setting still at its tianwang default, and loses to one the project, the spider or the
@@ -45,6 +46,8 @@ COMPONENT_DICTS = frozenset(
 )
 PRIORITY_NAMES = {priority: name for name, priority in SETTINGS_PRIORITIES.items()}
 REDIS_SCHEDULER = "tianwang.distributed.redisscheduler.RedisFrontierScheduler"
+LOCAL_DEDUP = "tianwang.pipelines.dedup.MD5DedupPipeline"
+REDIS_DEDUP = "tianwang.distributed.redisdedup.RedisMD5DedupPipeline"
 
 
 def stack_defaults() -> dict[str, Any]:
@@ -91,8 +94,19 @@ def apply_stack(settings: BaseSettings) -> None:
                 settings.setdefault_in_component_priority_dict(name, load_object(path), order)
         elif (settings.getpriority(name) or 0) < ADDON:
             settings.set(name, value, "addon")
-    if is_shared(settings) and (settings.getpriority("SCHEDULER") or 0) <= ADDON:
-        settings.set("SCHEDULER", REDIS_SCHEDULER, "addon")
+    if is_shared(settings):
+        if (settings.getpriority("SCHEDULER") or 0) <= ADDON:
+            settings.set("SCHEDULER", REDIS_SCHEDULER, "addon")
+        _share_dedup(settings)
+
+
+def _share_dedup(settings: BaseSettings) -> None:
+    """The nodes of a shared crawl dedup through Redis: the local index knows one tree."""
+    local = load_object(LOCAL_DEDUP)
+    enabled = settings.getdict("ITEM_PIPELINES")
+    if any(load_object(path) is local and order is not None for path, order in enabled.items()):
+        settings.replace_in_component_priority_dict("ITEM_PIPELINES", local,
+                                                    load_object(REDIS_DEDUP))
 
 
 def known_verticals(settings: BaseSettings) -> dict[str, dict[str, Any]]:

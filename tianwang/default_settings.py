@@ -255,6 +255,12 @@ TIANWANG_BUCKETS = 1024
 TIANWANG_LEASE_SECONDS = 30
 # Requests a node takes from its Redis queue in one call (and pushes in one call, at most).
 TIANWANG_REDIS_BATCH = 64
+# Nodes that must have joined before any takes a request, so that no host changes node (and
+# has robots.txt fetched again) as the crawl starts; 1 = each node starts at once.
+TIANWANG_REDIS_QUORUM = 1
+# Processes of this machine running the crawl (one core each), sharing a redis-server the
+# crawl command starts (or TIANWANG_REDIS_URL's); 1 = one process, no Redis.
+TIANWANG_PROCESSES = 1
 
 # --- collection building: the validate spider, D1 -> D2 (issue 9; seed 004's wget -T 20 -t 2) ---
 # Seconds a homepage may take (sets DOWNLOAD_TIMEOUT for the validate spider).

@@ -21,6 +21,9 @@ from scrapy.exceptions import UsageError
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
+import tianwang.default_settings as defaults
+from tianwang.config import get_int
+from tianwang.distributed import processes
 from tianwang.errors import StartupError
 from tianwang.outcome import REFUSED, outcome
 
@@ -33,6 +36,14 @@ class Command(ScrapyCrawl):
         if len(args) != 1:
             raise UsageError("give one spider: scrapy crawl site -a seeds=FILE")
         assert self.crawler_process
+        try:
+            count = _process_count(self.settings)
+            if count > 1:
+                self.exitcode = processes.run(_plan(self.settings, args[0], count))
+                return
+        except StartupError as error:
+            self.exitcode = _report_error(error, to_log=bool(self.settings.get("LOG_FILE")))
+            return
         crawler = self._create_crawler(args[0])
         errors: list[BaseException] = []
         _collect_error(self.crawler_process.crawl(crawler, **opts.spargs), errors)
@@ -41,10 +52,42 @@ class Command(ScrapyCrawl):
             self.exitcode = _report_error(errors[0], to_log=bool(self.settings.get("LOG_FILE")))
         elif crawler.stats is not None and getattr(crawler, "spider", None) is not None:
             result = outcome(crawler.stats.get_stats(), _storing(crawler.settings))
-            (logger.info if result.status == 0 else logger.error)(result.line)
+            if processes.is_child():  # one of N: the supervisor says how the crawl went
+                logger.info("this process: %s", result.line)
+            else:
+                (logger.info if result.status == 0 else logger.error)(result.line)
             self.exitcode = result.status
         elif self.crawler_process.bootstrap_failed:
             self.exitcode = 1
+
+
+def _process_count(settings: Any) -> int:
+    """TIANWANG_PROCESSES, read before any crawler exists (the add-on sets its default then)."""
+    if settings.get("TIANWANG_PROCESSES") is None:
+        return defaults.TIANWANG_PROCESSES
+    count = get_int(settings, "TIANWANG_PROCESSES", minimum=1, maximum=1024)
+    if count > 1 and settings.getdict("FEEDS"):
+        raise StartupError(f"a feed export (-o, FEEDS) and TIANWANG_PROCESSES={count} do not "
+                           "go together: every process would write the same file")
+    return count
+
+
+def _plan(settings: Any, spider: str, count: int) -> processes.Plan:
+    return processes.Plan(
+        count=count,
+        command=_own_command_line(),
+        job=settings.get("TIANWANG_REDIS_JOB") or spider,
+        redis_url=settings.get("TIANWANG_REDIS_URL") or "",
+        jobdir=settings.get("JOBDIR") or "",
+        data_dir=settings.get("TIANWANG_DATA_DIR") or defaults.TIANWANG_DATA_DIR,
+        log_format=settings.get("LOG_FORMAT"),
+    )
+
+
+def _own_command_line() -> list[str]:
+    """This command as it was started (`scrapy crawl`, `python -m scrapy crawl`, scrapyd's
+    runner), for each process to run: sys.orig_argv keeps the interpreter's own options."""
+    return [sys.executable, *sys.orig_argv[1:]]
 
 
 def _collect_error(started: Any, errors: list[BaseException]) -> None:

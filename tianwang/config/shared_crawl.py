@@ -25,6 +25,7 @@ class RedisConfig:
     buckets: int
     lease_seconds: int
     batch: int  # requests taken from Redis in one call
+    quorum: int  # nodes in the bucket table before any node takes a request
 
     @classmethod
     def from_settings(cls, settings: Any, spider_name: str = "") -> RedisConfig:
@@ -35,6 +36,7 @@ class RedisConfig:
             buckets=get_int(settings, "TIANWANG_BUCKETS", minimum=1, maximum=1 << 20),
             lease_seconds=get_int(settings, "TIANWANG_LEASE_SECONDS", minimum=1),
             batch=get_int(settings, "TIANWANG_REDIS_BATCH", minimum=1),
+            quorum=get_int(settings, "TIANWANG_REDIS_QUORUM", minimum=1, maximum=1 << 16),
         )
 
 

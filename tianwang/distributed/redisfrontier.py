@@ -532,6 +532,11 @@ class RedisFrontier:
         """Seeded, every start pushed, every queue empty and no lease out, on every node."""
         return bool(self._finished(args=[self.prefix]))
 
+    def table_size(self) -> int:
+        """Nodes the bucket table was last made for."""
+        nodes = self.client.get(self.key("table:nodes"))
+        return len(nodes.split(b",")) if nodes else 0
+
     def pending(self) -> int:
         """Requests queued for this node in Redis."""
         return int(self.client.zcard(self.key(f"q:{self.node}")))

@@ -106,6 +106,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self.frontier = frontier
         self.lease_seconds = redis_config.lease_seconds
         self.batch = redis_config.batch
+        self.quorum = redis_config.quorum
+        self._quorum_met = self.quorum <= 1
         self._outbox: list[Push] = []
         # local id -> (taken from Redis, its request): leased, pending here
         self._local: dict[int, tuple[Taken, Request]] = {}
@@ -257,6 +259,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         """(sorted, random) to take now: none while enough is held, or while this node's
         queue was empty a moment ago and nothing was pushed since."""
         held = len(self._local)
+        if not self._quorum_met:
+            return 0, 0
         if held >= (8 * self.batch if force else self.batch // 2 + 1):
             return 0, 0
         if not fresh and time.monotonic() - self._last_empty_take < POLL_INTERVAL:
@@ -294,6 +298,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._done.extend(tokens)
 
     def _poll(self) -> None:
+        if not self._quorum_met:
+            self._quorum_met = self.frontier.table_size() >= self.quorum
         self._collect_done()
         self._take_feed()
         if self._starting and self._start_done:

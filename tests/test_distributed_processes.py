@@ -1,0 +1,163 @@
+"""`scrapy crawl site -s TIANWANG_PROCESSES=2`: one crawl as two processes of this machine.
+
+Against the mirror web's ground truth (tests/test_pipelines_dedup.py's check): every page a
+correct crawl stores is stored or listed as a copy, each body once, although the two
+processes dedup apart; the access log says no url was fetched twice; the processes' stats
+files say each host was fetched by one process and both worked.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TestWeb, crawl_command, scrapy_crawl
+from tests.redis_server import ensure_redis_server
+from tests.test_pipelines_dedup import check_against_truth
+from tianwang.analysis.crawlreport import HOSTS, STATS_DIR
+
+
+@pytest.fixture(scope="module", autouse=True)
+def redis_server_installed() -> None:
+    ensure_redis_server()  # the product starts it; a fresh machine gets Debian's package
+
+
+def crawl_settings(web: TestWeb, data: Path, **extra: str) -> dict[str, str]:
+    return {"TIANWANG_PROXY": web.address, "TIANWANG_DATA_DIR": str(data),
+            "TIANWANG_SESSION_PARAMS": "",  # the ?sessionid= copies are deduped, as urls
+            "TIANWANG_PROCESSES": "2", **extra}
+
+
+def homepages(web: TestWeb) -> list[str]:
+    return [url for url, page in web.truth.items() if page["kind"] == "home"]
+
+
+def served(web: TestWeb, start: int) -> list[str]:
+    lines = web.access_log.read_text(encoding="utf-8").splitlines()[start:]
+    return [json.loads(line)["url"] for line in lines]
+
+
+def access_lines(web: TestWeb) -> int:
+    return len(web.access_log.read_text(encoding="utf-8").splitlines())
+
+
+def hosts_by_process(data: Path) -> list[set[str]]:
+    return [set(json.loads(path.read_text())[HOSTS]) for path in sorted((data / STATS_DIR).glob("*.json"))]
+
+
+def test_two_processes_store_each_page_once_each_host_in_one_process(
+    mirror_web: TestWeb, tmp_path: Path
+) -> None:
+    seeds = homepages(mirror_web)
+    data = tmp_path / "data"
+    start = access_lines(mirror_web)
+    result = scrapy_crawl("site", {"seeds": ",".join(seeds)}, crawl_settings(mirror_web, data),
+                          cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    check_against_truth(data, mirror_web.truth, seeds)
+    fetched = served(mirror_web, start)
+    # Fetched twice: only 5xx pages, which Scrapy retries by design.
+    twice = {url for url in fetched if fetched.count(url) > 1}
+    assert twice and all(mirror_web.truth[url]["status"] >= 500 for url in twice)
+    first, second = hosts_by_process(data)
+    assert first and second and first & second == set()
+    assert first | second == {url.split("/")[2] for url in fetched}
+    summary = [line for line in result.stderr.splitlines() if "[2 processes]" in line]
+    assert len(summary) == 1 and "crawl done (finished): stored " in summary[0], summary
+
+
+def test_a_bad_process_count_is_one_line_and_status_2(mirror_web: TestWeb, tmp_path: Path) -> None:
+    settings = crawl_settings(mirror_web, tmp_path / "data", TIANWANG_PROCESSES="0")
+    result = scrapy_crawl("site", {"seeds": homepages(mirror_web)[0]}, settings, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "tianwang: error: setting TIANWANG_PROCESSES='0' is invalid" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_setting_the_processes_refuse_is_said_once(mirror_web: TestWeb, tmp_path: Path) -> None:
+    settings = crawl_settings(mirror_web, tmp_path / "data", TIANWANG_BUCKETS="0")
+    start = access_lines(mirror_web)
+    result = scrapy_crawl("site", {"seeds": homepages(mirror_web)[0]}, settings, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.count("tianwang: error: setting TIANWANG_BUCKETS=") == 1, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    assert served(mirror_web, start) == []
+
+
+def test_feed_export_with_processes_is_refused(mirror_web: TestWeb, tmp_path: Path) -> None:
+    command, env = crawl_command("site", {"seeds": homepages(mirror_web)[0]},
+                                 crawl_settings(mirror_web, tmp_path / "data"))
+    result = subprocess.run([*command, "-o", "items.jsonl"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert "tianwang: error: a feed export (-o, FEEDS) and TIANWANG_PROCESSES=2" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "items.jsonl").exists()
+
+
+def test_ctrl_c_stops_both_then_the_same_command_resumes_with_nothing_lost(
+    mirror_web: TestWeb, tmp_path: Path
+) -> None:
+    seeds = homepages(mirror_web)
+    data = tmp_path / "data"
+    settings = crawl_settings(mirror_web, data, JOBDIR=str(tmp_path / "job"),
+                              DOWNLOAD_DELAY="0.2", CONCURRENT_REQUESTS_PER_DOMAIN="1")
+    command, env = crawl_command("site", {"seeds": ",".join(seeds)}, settings)
+    log = tmp_path / "first.log"
+    with open(log, "wb") as out:
+        supervisor = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=out, stderr=out)
+    deadline = time.monotonic() + 120
+    while sum(f.stat().st_size for f in data.glob("data_*/*/page.dat")) < 50_000:
+        assert supervisor.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.05)
+    supervisor.send_signal(signal.SIGINT)  # what Ctrl-C sends
+    assert supervisor.wait(timeout=120) == 0, log.read_text()[-3000:]
+    first = log.read_text()
+    assert "SIGINT: passed on to the 2 processes" in first
+    assert first.count("Received SIGINT, shutting down gracefully") == 2, first[-3000:]
+    assert "[2 processes]" in first and "crawl done (shutdown)" in first
+    resumed = scrapy_crawl("site", {"seeds": ",".join(seeds)}, settings, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    check_against_truth(data, mirror_web.truth, seeds)
+
+
+def test_a_killed_supervisor_leaves_no_process_behind(mirror_web: TestWeb, tmp_path: Path) -> None:
+    settings = crawl_settings(mirror_web, tmp_path / "data", DOWNLOAD_DELAY="1",
+                              CONCURRENT_REQUESTS_PER_DOMAIN="1")
+    command, env = crawl_command("site", {"seeds": ",".join(homepages(mirror_web))}, settings)
+    supervisor = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(children_of(supervisor.pid)) < 3:  # redis-server and two crawl processes
+        assert supervisor.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    children = children_of(supervisor.pid)
+    supervisor.send_signal(signal.SIGKILL)
+    supervisor.wait()
+    deadline = time.monotonic() + 60
+    while any(Path(f"/proc/{pid}").exists() and not zombie(pid) for pid in children):
+        assert time.monotonic() < deadline, [pid for pid in children if Path(f"/proc/{pid}").exists()]
+        time.sleep(0.1)
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False

@@ -1,0 +1,179 @@
+"""One crawl as N processes of this machine (TIANWANG_PROCESSES): every core at work.
+
+A Scrapy process runs on one core (one reactor, Python's GIL). With TIANWANG_PROCESSES = N
+the `crawl` command becomes a supervisor: it starts a redis-server of its own (localredis.py;
+or uses TIANWANG_REDIS_URL when one is given), runs N copies of its own command line as nodes
+of one shared crawl in it, and waits for them. The shared crawl does the rest: each host is
+owned by one process (its politeness whole), a url is fetched once (the Bloom filter), a body
+stored once (the MD5 claims in Redis), and a process that dies has its leases given back.
+
+The processes write into the same TIANWANG_DATA_DIR: a host's files are written only by the
+process owning it, the mirror table a whole line a write, each stats file is named by its
+process. The first process starts alone: a setting it refuses stops the crawl with its one
+line before the others start, and its seeds are in the frontier before the others ask.
+
+Ctrl-C and SIGTERM reach the supervisor (the processes run in their own session) and are
+passed on once to each, so one Ctrl-C is one graceful stop of every process, a second one
+forces it, as in a one-process crawl. The exit status and the closing line are those of the
+crawl as a whole (tianwang/outcome.py over the processes' summed stats).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from tianwang.analysis.crawlreport import STATS_DIR
+from tianwang.distributed.localredis import LocalRedis, die_with_parent
+from tianwang.outcome import GOOD_ENDS, REFUSED, Outcome, outcome
+
+logger = logging.getLogger(__name__)
+
+POLL = 0.1  # seconds between looks at the processes
+STORING = "tianwang/storage/hosts"  # put by the storage pipeline as the spider closes
+CHILD_ENV = "TIANWANG_PROCESS"  # "i/N" in a process's environment: it is one of N
+
+
+@dataclass(frozen=True)
+class Plan:
+    count: int
+    command: list[str]  # this process's own command line, run by each process
+    job: str  # TIANWANG_REDIS_JOB, or the spider's name
+    redis_url: str  # "" to start a redis-server of our own
+    jobdir: str  # "" when the crawl keeps no state between runs
+    data_dir: str
+    log_format: str
+
+
+def is_child() -> bool:
+    return bool(os.environ.get(CHILD_ENV))
+
+
+def run(plan: Plan) -> int:
+    """Run the crawl as plan.count processes; the exit status of the crawl as a whole."""
+    server = nullcontext(None) if plan.redis_url else LocalRedis(plan.jobdir or None)
+    with server as local:
+        url = plan.redis_url or local.url
+        logger.info("crawl in %d processes sharing %s (job %s)", plan.count,
+                    "a redis-server of its own" if local else url, plan.job)
+        with _forwarded_signals() as children:
+            first = _start(plan, url, 0)
+            children.append(first)
+            if not _wait_up(first, url, plan.job, _node(0)):
+                return first.wait()  # it refused to start: its one line is said
+            for i in range(1, plan.count):
+                children.append(_start(plan, url, i))
+            statuses = [child.wait() for child in children]
+    return _finish(plan, children, statuses)
+
+
+def _node(i: int) -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-p{i}"
+
+
+def _start(plan: Plan, url: str, i: int) -> subprocess.Popen[bytes]:
+    settings = {
+        "TIANWANG_PROCESSES": "1",
+        "TIANWANG_REDIS_URL": url,
+        "TIANWANG_REDIS_JOB": plan.job,
+        "TIANWANG_NODE_NAME": _node(i),
+        # No process takes a request before all are in the bucket table: no host moves.
+        "TIANWANG_REDIS_QUORUM": str(plan.count),
+        "LOG_FORMAT": f"[p{i}] {plan.log_format}",
+    }
+    if plan.jobdir:
+        settings["JOBDIR"] = str(Path(plan.jobdir) / f"p{i}")
+    command = list(plan.command)
+    for name, value in settings.items():
+        command += ["-s", f"{name}={value}"]
+    env = {**os.environ, CHILD_ENV: f"{i}/{plan.count}"}
+    # Its own session: a Ctrl-C at the terminal reaches the supervisor only, which passes it
+    # on once (the terminal's and ours would make two: Scrapy's forced shutdown).
+    return subprocess.Popen(command, env=env, start_new_session=True, preexec_fn=die_with_parent)
+
+
+def _wait_up(child: subprocess.Popen[bytes], url: str, job: str, node: str) -> bool:
+    """Until the node says it lives in Redis (its scheduler is open): True, or it ended."""
+    key = f"tianwang:{job}:alive:{node}"
+    with redis.Redis.from_url(url) as client:
+        while child.poll() is None:
+            if client.exists(key):
+                return True
+            time.sleep(POLL)
+    return False
+
+
+@contextmanager
+def _forwarded_signals() -> Iterator[list[subprocess.Popen[bytes]]]:
+    children: list[subprocess.Popen[bytes]] = []
+
+    def forward(signum: int, _frame: Any) -> None:
+        logger.info("%s: passed on to the %d processes", signal.Signals(signum).name,
+                    len(children))
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    saved = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield children
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+        for child in children:  # an error in the supervisor: no process is left behind
+            if child.poll() is None:
+                child.terminate()
+                child.wait()
+
+
+def _finish(plan: Plan, children: list[subprocess.Popen[bytes]], statuses: list[int]) -> int:
+    if REFUSED in statuses:
+        return REFUSED
+    stats = [_stats_of(plan.data_dir, child.pid) for child in children]
+    if any(s is None for s in stats):
+        # A process killed before writing its stats: its status says how it ended.
+        status = max(statuses)
+        logger.error("crawl in %d processes ended with status %d (exit statuses %s)",
+                     plan.count, status, statuses)
+        return status
+    result = combined([s for s in stats if s is not None])
+    (logger.info if result.status == 0 else logger.error)(
+        "%s [%d processes]", result.line, plan.count)
+    return result.status
+
+
+def _stats_of(data_dir: str, pid: int) -> dict[str, Any] | None:
+    found = sorted(Path(data_dir, STATS_DIR).glob(f"*-{pid}.json"))
+    if not found:
+        return None
+    try:
+        return json.loads(found[-1].read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def combined(stats: list[Mapping[str, Any]]) -> Outcome:
+    """The outcome of the crawl as a whole: counts summed, the worst way a process ended;
+    pages asked for when the storage pipeline ran (it leaves its figures in the stats)."""
+    total: dict[str, Any] = {}
+    for one in stats:
+        for key, value in one.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    reasons = [str(one.get("finish_reason")) for one in stats]
+    bad = [reason for reason in reasons if reason not in GOOD_ENDS
+           and not reason.startswith("closespider_")]
+    total["finish_reason"] = bad[0] if bad else reasons[0]
+    return outcome(total, storing=any(STORING in one for one in stats))

@@ -1,0 +1,98 @@
+"""Online MD5 dedup for a crawl shared through Redis: a body stored by any node is stored once.
+
+The add-on puts it in place of the local MD5DedupPipeline when TIANWANG_REDIS_URL is set.
+The local pipeline's index (md5.sqlite) knows one data directory; the nodes of a shared crawl
+write several (one a machine), or one directory from several processes (TIANWANG_PROCESSES),
+so the index is a hash in Redis, `tianwang:<job>:md5`: body MD5 -> the url that claimed it.
+
+A page claims its body's MD5 (HSETNX) before it is stored, so of two nodes fetching the same
+body at once exactly one stores it. A page whose body another url claimed is dropped (stats
+`tianwang/dedup/duplicates`) and (md5, its url, the kept url) goes to the node's
+`<data dir>/mirrors.tsv`, one line a write, so nodes sharing a directory append whole lines.
+A page whose own url holds the claim (fetched again after a node died before its ack) is
+stored: the Redis scheduler's stored mark, not this index, says whether it was stored.
+
+What can be lost: a node killed between the claim and the record leaves the body claimed by a
+url not stored; the url's lease goes back to the queue, a node fetches it again, finds its
+own claim and stores it. Only when that fetch fails is the body absent from the tree while
+its mirrors were dropped, the same window the local pipeline has between check and commit.
+
+Memory in Redis: one hash field (16 bytes of MD5) and one value (the url) a stored page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import DropItem, NotConfigured
+
+from tianwang.config import get_bool, get_nonempty_str
+from tianwang.config.shared_crawl import RedisConfig
+from tianwang.distributed.redisscheduler import connect
+from tianwang.formats.mirrors import MirrorTable
+from tianwang.items import PageItem
+
+if TYPE_CHECKING:
+    import redis
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+class MD5Claims:
+    """The shared crawl's index of stored bodies: md5 -> the url that claimed it first."""
+
+    def __init__(self, client: redis.Redis, job: str) -> None:
+        self.client = client
+        self.key = f"tianwang:{job}:md5"
+
+    def claim(self, md5: bytes, url: str) -> str:
+        """Claim md5 for url; the url holding the claim (url itself if it won, or held it)."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hsetnx(self.key, md5, url)
+        pipe.hget(self.key, md5)
+        _new, owner = pipe.execute()
+        return owner.decode("utf-8", "surrogateescape") if owner is not None else url
+
+
+class RedisMD5DedupPipeline:
+    def __init__(self, claims: MD5Claims, data_dir: str) -> None:
+        self.claims = claims
+        self.data_dir = Path(data_dir)
+        self.mirrors: MirrorTable | None = None
+        self.stats: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RedisMD5DedupPipeline:
+        settings = crawler.settings
+        if not get_bool(settings, "TIANWANG_DEDUP"):
+            raise NotConfigured  # switched off on purpose
+        config = RedisConfig.from_settings(settings, getattr(crawler.spidercls, "name", ""))
+        pipeline = cls(MD5Claims(connect(config.url), config.job),
+                       get_nonempty_str(settings, "TIANWANG_DATA_DIR"))
+        pipeline.stats = crawler.stats
+        return pipeline
+
+    def open_spider(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+
+    def close_spider(self) -> None:
+        if self.mirrors is not None:
+            self.mirrors.close()
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, PageItem):
+            return item
+        md5 = hashlib.md5(item.body).digest()
+        kept = self.claims.claim(md5, item.url)
+        if kept == item.url:
+            return item
+        self.stats.inc_value("tianwang/dedup/duplicates")
+        if self.mirrors is None:
+            self.mirrors = MirrorTable(self.data_dir)
+        self.mirrors.add(md5.hex(), item.url, kept)
+        # DEBUG, not Scrapy's default WARNING: a mirror is normal, not a problem per page.
+        raise DropItem(f"same body as {kept}", log_level="DEBUG")
