@@ -104,6 +104,8 @@ def _collect_error(started: Any, errors: list[BaseException]) -> None:
 
 
 def _report_error(error: BaseException, to_log: bool) -> int:
+    if isinstance(error, StartupError) and not processes.says_refusals():
+        return REFUSED  # one of N processes: the first says it
     if isinstance(error, StartupError):
         print(f"tianwang: error: {error}", file=sys.stderr)
         if to_log:  # a scrapyd job: its log file is where its user looks

@@ -9,8 +9,10 @@ stored once (the MD5 claims in Redis), and a process that dies has its leases gi
 
 The processes write into the same TIANWANG_DATA_DIR: a host's files are written only by the
 process owning it, the mirror table a whole line a write, each stats file is named by its
-process. The first process starts alone: a setting it refuses stops the crawl with its one
-line before the others start, and its seeds are in the frontier before the others ask.
+process. They start together (a process takes a second to start; one after the other, the
+first would wait for the last) and none takes a request before all are in the bucket table
+(TIANWANG_REDIS_QUORUM), so no host changes process as the crawl starts. A setting they
+refuse is said by the first alone, in one line, and the others are stopped.
 
 Ctrl-C and SIGTERM reach the supervisor (the processes run in their own session) and are
 passed on once to each, so one Ctrl-C is one graceful stop of every process, a second one
@@ -26,14 +28,13 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import redis
 
 from tianwang.analysis.crawlreport import STATS_DIR
 from tianwang.distributed.localredis import LocalRedis, die_with_parent
@@ -61,6 +62,12 @@ def is_child() -> bool:
     return bool(os.environ.get(CHILD_ENV))
 
 
+def says_refusals() -> bool:
+    """Whether this process says why it refuses to start: not one of N but the first (the
+    others would say the same again)."""
+    return not is_child() or os.environ[CHILD_ENV].startswith("0/")
+
+
 def run(plan: Plan) -> int:
     """Run the crawl as plan.count processes; the exit status of the crawl as a whole."""
     server = nullcontext(None) if plan.redis_url else LocalRedis(plan.jobdir or None)
@@ -69,13 +76,8 @@ def run(plan: Plan) -> int:
         logger.info("crawl in %d processes sharing %s (job %s)", plan.count,
                     "a redis-server of its own" if local else url, plan.job)
         with _forwarded_signals() as children:
-            first = _start(plan, url, 0)
-            children.append(first)
-            if not _wait_up(first, url, plan.job, _node(0)):
-                return first.wait()  # it refused to start: its one line is said
-            for i in range(1, plan.count):
-                children.append(_start(plan, url, i))
-            statuses = [child.wait() for child in children]
+            children.extend(_start(plan, url, i) for i in range(plan.count))
+            statuses = _wait_all(children)
     return _finish(plan, children, statuses)
 
 
@@ -104,15 +106,18 @@ def _start(plan: Plan, url: str, i: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(command, env=env, start_new_session=True, preexec_fn=die_with_parent)
 
 
-def _wait_up(child: subprocess.Popen[bytes], url: str, job: str, node: str) -> bool:
-    """Until the node says it lives in Redis (its scheduler is open): True, or it ended."""
-    key = f"tianwang:{job}:alive:{node}"
-    with redis.Redis.from_url(url) as client:
-        while child.poll() is None:
-            if client.exists(key):
-                return True
-            time.sleep(POLL)
-    return False
+def _wait_all(children: list[subprocess.Popen[bytes]]) -> list[int]:
+    """Their exit statuses, once all ended. One that refused to start stops the others: they
+    would wait for it (the quorum) for ever."""
+    stopping = False
+    while any(child.poll() is None for child in children):
+        if not stopping and any(child.returncode == REFUSED for child in children):
+            stopping = True
+            for child in children:
+                if child.poll() is None:
+                    child.terminate()
+        time.sleep(POLL)
+    return [child.returncode for child in children]
 
 
 @contextmanager
@@ -139,7 +144,11 @@ def _forwarded_signals() -> Iterator[list[subprocess.Popen[bytes]]]:
 
 
 def _finish(plan: Plan, children: list[subprocess.Popen[bytes]], statuses: list[int]) -> int:
+    if statuses[0] == REFUSED:
+        return REFUSED  # the first said why
     if REFUSED in statuses:
+        print(f"tianwang: error: process p{statuses.index(REFUSED)} refused to start, and p0 "
+              "did not: run the crawl with TIANWANG_PROCESSES=1 to see why", file=sys.stderr)
         return REFUSED
     stats = [_stats_of(plan.data_dir, child.pid) for child in children]
     if any(s is None for s in stats):

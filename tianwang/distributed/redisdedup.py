@@ -18,25 +18,33 @@ own claim and stores it. Only when that fetch fails is the body absent from the 
 its mirrors were dropped, the same window the local pipeline has between check and commit.
 
 Memory in Redis: one hash field (16 bytes of MD5) and one value (the url) a stored page.
+
+The claims go in batches, without blocking the crawl: an item waits (process_item is a
+coroutine) while one batch is out, and the items that came meanwhile go in the next, one
+round trip for all. A blocking round trip a page cost a node a tenth of its time (profiled:
+bench/RESULTS.md, issue 19).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import redis.asyncio
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 from scrapy.exceptions import DropItem, NotConfigured
 
 from tianwang.config import get_bool, get_nonempty_str
 from tianwang.config.shared_crawl import RedisConfig
-from tianwang.distributed.redisscheduler import connect
+from tianwang.distributed.redisscheduler import RETRY_ERRORS
 from tianwang.formats.mirrors import MirrorTable
 from tianwang.items import PageItem
 
 if TYPE_CHECKING:
-    import redis
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
@@ -45,17 +53,53 @@ logger = logging.getLogger(__name__)
 class MD5Claims:
     """The shared crawl's index of stored bodies: md5 -> the url that claimed it first."""
 
-    def __init__(self, client: redis.Redis, job: str) -> None:
-        self.client = client
+    def __init__(self, url: str, job: str) -> None:
+        self.url = url
         self.key = f"tianwang:{job}:md5"
+        self.client: redis.asyncio.Redis | None = None
+        self._waiting: list[tuple[bytes, str, asyncio.Future[str]]] = []
+        self._sending = False
 
-    def claim(self, md5: bytes, url: str) -> str:
+    async def claim(self, md5: bytes, url: str) -> str:
         """Claim md5 for url; the url holding the claim (url itself if it won, or held it)."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.hsetnx(self.key, md5, url)
-        pipe.hget(self.key, md5)
-        _new, owner = pipe.execute()
-        return owner.decode("utf-8", "surrogateescape") if owner is not None else url
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._waiting.append((md5, url, future))
+        if not self._sending:
+            self._sending = True
+            asyncio.get_running_loop().create_task(self._send())
+        return await future
+
+    async def _send(self) -> None:
+        """Batches until none waits: one round trip each, one batch out at a time."""
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, []
+                try:
+                    owners = await self._claim_all([(md5, url) for md5, url, _ in batch])
+                except Exception as error:  # the crawl's error handling takes it, per item
+                    for _md5, _url, future in batch:
+                        future.set_exception(error)
+                    continue
+                for (_md5, url, future), owner in zip(batch, owners, strict=True):
+                    future.set_result(owner.decode("utf-8", "surrogateescape") if owner else url)
+        finally:
+            self._sending = False
+
+    async def _claim_all(self, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
+        if self.client is None:  # made in the crawl's own event loop
+            self.client = redis.asyncio.Redis.from_url(
+                self.url, retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 60),
+                retry_on_error=RETRY_ERRORS, socket_timeout=30, socket_connect_timeout=10)
+        async with self.client.pipeline(transaction=False) as pipe:
+            for md5, url in claims:
+                pipe.hsetnx(self.key, md5, url)
+                pipe.hget(self.key, md5)
+            replies = await pipe.execute()
+        return replies[1::2]
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
 
 
 class RedisMD5DedupPipeline:
@@ -71,7 +115,7 @@ class RedisMD5DedupPipeline:
         if not get_bool(settings, "TIANWANG_DEDUP"):
             raise NotConfigured  # switched off on purpose
         config = RedisConfig.from_settings(settings, getattr(crawler.spidercls, "name", ""))
-        pipeline = cls(MD5Claims(connect(config.url), config.job),
+        pipeline = cls(MD5Claims(config.url, config.job),
                        get_nonempty_str(settings, "TIANWANG_DATA_DIR"))
         pipeline.stats = crawler.stats
         return pipeline
@@ -79,15 +123,16 @@ class RedisMD5DedupPipeline:
     def open_spider(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
 
-    def close_spider(self) -> None:
+    async def close_spider(self) -> None:
         if self.mirrors is not None:
             self.mirrors.close()
+        await self.claims.close()
 
-    def process_item(self, item: Any) -> Any:
+    async def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem):
             return item
         md5 = hashlib.md5(item.body).digest()
-        kept = self.claims.claim(md5, item.url)
+        kept = await self.claims.claim(md5, item.url)
         if kept == item.url:
             return item
         self.stats.inc_value("tianwang/dedup/duplicates")

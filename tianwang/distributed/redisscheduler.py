@@ -299,6 +299,9 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
 
     def _poll(self) -> None:
         if not self._quorum_met:
+            # A heartbeat each poll until then: nodes joining at once may each have made the
+            # table from a stale view of the others, and a heartbeat mends it.
+            self._heartbeat()
             self._quorum_met = self.frontier.table_size() >= self.quorum
         self._collect_done()
         self._take_feed()
