@@ -14,6 +14,7 @@ Entries (add one: a function (rounds) -> list of rows, and a line in ENTRIES):
   frontier  the frontier's push+pop (default and depth-only) against Scrapy's default
             scheduler, in memory and under JOBDIR
   redis     one Redis shared-crawl node against a local crawl
+  processes the full stack as 2 processes (TIANWANG_PROCESSES) against 1, CPU-bound
 """
 
 from __future__ import annotations
@@ -105,11 +106,30 @@ def redis_rows(rounds: int) -> list[Row]:
              f"{medians['local']:.1f}", f"{medians['redis']:.1f}", f"**{ratio:.3f}**")]
 
 
+def processes_rows(rounds: int) -> list[Row]:
+    from bench.processes import measure, summary
+
+    found = summary(measure(2, PROCESS_HOSTS, 1, rounds), 2)
+    same = "same pages stored" if found["same_urls"] and found["same_bodies"] else \
+        "STORED SETS DIFFER"
+    rows = []
+    for what, label in (("wall", "whole command"), ("crawl", "first open to last close")):
+        one = found[what]
+        rows.append((f"2 processes / 1 process, pages/s, {label} ({PROCESS_HOSTS}-host web, "
+                     f"no delay; {same})", f"{one['one']:.1f}", f"{one['many']:.1f}",
+                     f"**{one['ratio']:.3f}** (rounds {spread(one['rounds'])})"))
+    return rows
+
+
+PROCESS_HOSTS = 1200  # about 33,000 pages: a process's start-up is 2% of the crawl
+
+
 ENTRIES: dict[str, Callable[[int], list[Row]]] = {
     "crawl": crawl_rows,
     "crawl-same-items": same_items_rows,
     "frontier": frontier_rows,
     "redis": redis_rows,
+    "processes": processes_rows,
 }
 
 

@@ -73,6 +73,39 @@ def line(round_no: int, processes: int, result: dict) -> str:
             f"{1000 * result['cpu'] / result['responses']:.2f} cpu s/1000 pages")
 
 
+def measure(count: int, hosts: int, seed: int, rounds: int) -> dict[int, list[dict]]:
+    """Each round's result for 1 and for `count` processes, alternating which goes first."""
+    kinds = (1, count)
+    results: dict[int, list[dict]] = {kind: [] for kind in kinds}
+    with tempfile.TemporaryDirectory() as tmp, TestWebProcess(seed, hosts) as web:
+        seeds = write_seeds(Path(tmp) / "seeds.txt", SyntheticWeb(seed, hosts).homepages())
+        with tempfile.TemporaryDirectory(dir=tmp) as warmup:  # the server builds its hosts
+            run(1, web.address, seeds, Path(warmup))
+        for round_no in range(1, rounds + 1):
+            for kind in kinds if round_no % 2 else kinds[::-1]:
+                with tempfile.TemporaryDirectory(dir=tmp) as workdir:
+                    result = run(kind, web.address, seeds, Path(workdir))
+                results[kind].append(result)
+                print(line(round_no, kind, result), flush=True)
+    return results
+
+
+def summary(results: dict[int, list[dict]], count: int) -> dict:
+    """Per measure (wall, crawl): median pages/s of each, their ratio, the rounds' ratios;
+    and whether every run stored the same pages."""
+    out: dict = {}
+    for what in ("wall", "crawl"):
+        rates = {kind: [r["responses"] / r[what] for r in runs] for kind, runs in results.items()}
+        one, many = statistics.median(rates[1]), statistics.median(rates[count])
+        rounds = [m / o for o, m in zip(rates[1], rates[count], strict=True)]
+        out[what] = {"one": one, "many": many, "ratio": many / one, "rounds": rounds}
+    runs = results[1] + results[count]
+    first = runs[0]["stored"]
+    out["same_urls"] = all(set(r["stored"]) == set(first) for r in runs)
+    out["same_bodies"] = all(set(r["stored"].values()) == set(first.values()) for r in runs)
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--processes", type=int, default=2)
@@ -80,30 +113,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    kinds = (1, args.processes)
-    results: dict[int, list[dict]] = {kind: [] for kind in kinds}
-    with tempfile.TemporaryDirectory() as tmp, TestWebProcess(args.seed, args.hosts) as web:
-        seeds = write_seeds(Path(tmp) / "seeds.txt", SyntheticWeb(args.seed, args.hosts).homepages())
-        with tempfile.TemporaryDirectory(dir=tmp) as warmup:  # the server builds its hosts
-            run(1, web.address, seeds, Path(warmup))
-        for round_no in range(1, args.rounds + 1):
-            for kind in kinds if round_no % 2 else kinds[::-1]:
-                with tempfile.TemporaryDirectory(dir=tmp) as workdir:
-                    result = run(kind, web.address, seeds, Path(workdir))
-                results[kind].append(result)
-                print(line(round_no, kind, result), flush=True)
-    one, many = results[1], results[args.processes]
-    for measure in ("wall", "crawl"):
-        rates = {kind: [r["responses"] / r[measure] for r in results[kind]] for kind in kinds}
-        ratios = [m / o for o, m in zip(rates[1], rates[args.processes], strict=True)]
-        print(f"median {measure} pages/s: 1 process {statistics.median(rates[1]):.1f}, "
-              f"{args.processes} processes {statistics.median(rates[args.processes]):.1f}: "
-              f"ratio {statistics.median(rates[args.processes]) / statistics.median(rates[1]):.3f}"
-              f" (rounds {min(ratios):.2f} to {max(ratios):.2f})")
-    same_urls = all(set(r["stored"]) == set(one[0]["stored"]) for r in one + many)
-    same_bodies = all(set(r["stored"].values()) == set(one[0]["stored"].values())
-                      for r in one + many)
-    print(f"stored sets identical in every run: urls {same_urls}, bodies {same_bodies}")
+    found = summary(measure(args.processes, args.hosts, args.seed, args.rounds), args.processes)
+    for what in ("wall", "crawl"):
+        one = found[what]
+        print(f"median {what} pages/s: 1 process {one['one']:.1f}, {args.processes} processes "
+              f"{one['many']:.1f}: ratio {one['ratio']:.3f} (rounds {min(one['rounds']):.2f} "
+              f"to {max(one['rounds']):.2f})")
+    print(f"stored sets identical in every run: urls {found['same_urls']}, "
+          f"bodies {found['same_bodies']}")
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, "
           f"load average {os.getloadavg()[0]:.2f}")
     return 0
