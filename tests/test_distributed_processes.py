@@ -20,6 +20,8 @@ from tests.conftest import TestWeb, crawl_command, scrapy_crawl
 from tests.redis_server import ensure_redis_server
 from tests.test_pipelines_dedup import check_against_truth
 from tianwang.analysis.crawlreport import HOSTS, STATS_DIR
+from tianwang.distributed.processes import combined
+from tianwang.outcome import Outcome
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -47,7 +49,8 @@ def access_lines(web: TestWeb) -> int:
 
 
 def hosts_by_process(data: Path) -> list[set[str]]:
-    return [set(json.loads(path.read_text())[HOSTS]) for path in sorted((data / STATS_DIR).glob("*.json"))]
+    files = sorted((data / STATS_DIR).glob("*.json"))
+    return [set(json.loads(path.read_text())[HOSTS]) for path in files]
 
 
 def test_two_processes_store_each_page_once_each_host_in_one_process(
@@ -84,7 +87,8 @@ def test_a_setting_the_processes_refuse_is_said_once(mirror_web: TestWeb, tmp_pa
     start = access_lines(mirror_web)
     result = scrapy_crawl("site", {"seeds": homepages(mirror_web)[0]}, settings, cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr.count("tianwang: error: setting TIANWANG_BUCKETS=") == 1, result.stderr[-3000:]
+    said = result.stderr.count("tianwang: error: setting TIANWANG_BUCKETS=")
+    assert said == 1, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
     assert served(mirror_web, start) == []
 
@@ -95,7 +99,8 @@ def test_feed_export_with_processes_is_refused(mirror_web: TestWeb, tmp_path: Pa
     result = subprocess.run([*command, "-o", "items.jsonl"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
-    assert "tianwang: error: a feed export (-o, FEEDS) and TIANWANG_PROCESSES=2" in result.stderr and "Traceback" not in result.stderr
+    assert "tianwang: error: a feed export (-o, FEEDS) and TIANWANG_PROCESSES=2" in result.stderr
+    assert "Traceback" not in result.stderr
     assert not (tmp_path / "items.jsonl").exists()
 
 
@@ -139,8 +144,8 @@ def test_a_killed_supervisor_leaves_no_process_behind(mirror_web: TestWeb, tmp_p
     supervisor.send_signal(signal.SIGKILL)
     supervisor.wait()
     deadline = time.monotonic() + 60
-    while any(Path(f"/proc/{pid}").exists() and not zombie(pid) for pid in children):
-        assert time.monotonic() < deadline, [pid for pid in children if Path(f"/proc/{pid}").exists()]
+    while left := [pid for pid in children if Path(f"/proc/{pid}").exists() and not zombie(pid)]:
+        assert time.monotonic() < deadline, left
         time.sleep(0.1)
 
 
@@ -161,3 +166,18 @@ def zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return False
+
+
+def test_the_crawl_as_a_whole_sums_the_counts_and_takes_the_worst_end() -> None:
+    stored = {"finish_reason": "finished", "tianwang/storage/records": 3,
+              "tianwang/storage/hosts": 1, "downloader/request_count": 4}
+    idle = {"finish_reason": "finished", "tianwang/storage/records": 0,
+            "tianwang/storage/hosts": 0, "downloader/request_count": 0}
+    assert combined([stored, idle]) == Outcome(
+        0, "crawl done (finished): stored 3, kept 0 already stored, refused 0, failed 0")
+    stopped = {**idle, "finish_reason": "shutdown"}
+    assert combined([stored, stopped]).line.startswith("crawl done (shutdown): stored 3")
+    broken = {**idle, "finish_reason": "cancelled"}
+    assert combined([stored, broken]).status == 1
+    nothing = combined([idle, idle])  # a storing crawl that stored nothing, anywhere
+    assert nothing.status == 0 and nothing.line.startswith("nothing to do")

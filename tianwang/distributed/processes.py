@@ -184,5 +184,7 @@ def combined(stats: list[Mapping[str, Any]]) -> Outcome:
     reasons = [str(one.get("finish_reason")) for one in stats]
     bad = [reason for reason in reasons if reason not in GOOD_ENDS
            and not reason.startswith("closespider_")]
-    total["finish_reason"] = bad[0] if bad else reasons[0]
+    # The whole finished only if every process did: else how the first one that did not ended.
+    unfinished = [reason for reason in reasons if reason != "finished"]
+    total["finish_reason"] = (bad or unfinished or reasons)[0]
     return outcome(total, storing=any(STORING in one for one in stats))
