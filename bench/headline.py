@@ -161,7 +161,9 @@ def commit_name() -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True,
                              capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        # RESULTS.md itself is left out: it is what this writes.
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", ":!bench/RESULTS.md"],
                                cwd=ROOT, capture_output=True, text=True).stdout.strip()
         return out + (" + uncommitted changes" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
