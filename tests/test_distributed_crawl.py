@@ -247,3 +247,42 @@ def test_a_redis_restart_midway_loses_nothing(
     assert set(stored) == web.expected
     assert max(stored.values()) == 1
     assert_fetched_once(web, tmp_path, start)
+
+
+def test_with_a_quorum_the_seeding_node_waits_for_the_others_and_no_host_moves(
+    web: Web, fresh_redis: RedisServer, tmp_path: Path
+) -> None:
+    """The seeding node first, alone: with TIANWANG_REDIS_QUORUM=3 it fetches nothing until
+    the other two have joined, so no bucket moves mid-crawl and no robots.txt is fetched by
+    two nodes (without the quorum, each host the first node began keeps its robots.txt)."""
+    start = access_lines(web)
+    seeds = write_seeds(tmp_path / "seeds.txt", web.homes)
+    procs = []
+    for i in (2, 0, 1):  # the seeding node first
+        settings = {
+            "TIANWANG_PROXY": web.address, "TIANWANG_REDIS_URL": fresh_redis.url,
+            "TIANWANG_REDIS_JOB": "quorum", "TIANWANG_NODE_NAME": f"node{i}",
+            "TIANWANG_REDIS_QUORUM": "3", "TIANWANG_DATA_DIR": str(tmp_path / f"data{i}"),
+            "ITEM_PIPELINES": STORAGE_ONLY,
+            "EXTENSIONS": json.dumps({f"{__name__}.FetchLog": 0}),
+            "FETCH_LOG": str(tmp_path / f"fetched{i}.txt"),
+        }
+        command, env = crawl_command("site", {"seeds": str(seeds)} if i == 2 else {}, settings)
+        log = open(tmp_path / f"node{i}.log", "wb")  # noqa: SIM115 - the child holds it
+        procs.append(subprocess.Popen(command, cwd=tmp_path, env=env, stdout=log, stderr=log))
+        log.close()
+        if i == 2:
+            time.sleep(4)  # started, seeded, and waiting
+            assert procs[0].poll() is None, node_log(tmp_path, 2)[-3000:]
+            assert fetched_since(web, start) == []
+    wait_all(procs, tmp_path)
+    for i in range(NODES):
+        assert procs[[2, 0, 1].index(i)].returncode == 0, node_log(tmp_path, i)[-3000:]
+    stored = stored_union(tmp_path)
+    assert set(stored) == web.expected and max(stored.values()) == 1
+    assert_fetched_once(web, tmp_path, start)
+    owners: dict[str, set[int]] = {}
+    for i in range(NODES):
+        for url in sent_by(tmp_path, i):
+            owners.setdefault(host_of(url), set()).add(i)
+    assert {host for host, nodes in owners.items() if len(nodes) > 1} == set()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from tests.conftest import TestWeb, crawl_command, scrapy_crawl
 from tests.redis_server import ensure_redis_server
 from tests.test_pipelines_dedup import check_against_truth
 from tianwang.analysis.crawlreport import HOSTS, STATS_DIR
-from tianwang.distributed.processes import combined
+from tianwang.distributed.processes import combined, wait_all
 from tianwang.outcome import Outcome
 
 
@@ -181,3 +182,24 @@ def test_the_crawl_as_a_whole_sums_the_counts_and_takes_the_worst_end() -> None:
     assert combined([stored, broken]).status == 1
     nothing = combined([idle, idle])  # a storing crawl that stored nothing, anywhere
     assert nothing.status == 0 and nothing.line.startswith("nothing to do")
+
+
+def test_a_process_failing_before_all_joined_stops_the_others() -> None:
+    failing = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(1)"])
+    waiting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    started = time.monotonic()
+    statuses = wait_all([failing, waiting], short=lambda: True)
+    assert statuses[0] == 1 and statuses[1] == -signal.SIGTERM
+    assert time.monotonic() - started < 30
+
+
+def test_a_process_failing_once_all_joined_leaves_the_others_at_work() -> None:
+    failing = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(1)"])
+    working = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1)"])
+    assert wait_all([failing, working], short=lambda: False) == [1, 0]
+
+
+def test_a_refusal_stops_the_others_whatever_joined() -> None:
+    refusing = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(2)"])
+    waiting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    assert wait_all([refusing, waiting], short=lambda: False) == [2, -signal.SIGTERM]

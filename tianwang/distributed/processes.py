@@ -30,11 +30,13 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import redis
 
 from tianwang.analysis.crawlreport import STATS_DIR
 from tianwang.distributed.localredis import LocalRedis, die_with_parent
@@ -77,7 +79,7 @@ def run(plan: Plan) -> int:
                     "a redis-server of its own" if local else url, plan.job)
         with _forwarded_signals() as children:
             children.extend(_start(plan, url, i) for i in range(plan.count))
-            statuses = _wait_all(children)
+            statuses = wait_all(children, lambda: _joined(url, plan.job) < plan.count)
     return _finish(plan, children, statuses)
 
 
@@ -106,18 +108,34 @@ def _start(plan: Plan, url: str, i: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(command, env=env, start_new_session=True, preexec_fn=die_with_parent)
 
 
-def _wait_all(children: list[subprocess.Popen[bytes]]) -> list[int]:
-    """Their exit statuses, once all ended. One that refused to start stops the others: they
-    would wait for it (the quorum) for ever."""
-    stopping = False
+def wait_all(children: list[subprocess.Popen[bytes]], short: Callable[[], bool]) -> list[int]:
+    """Their exit statuses, once all ended. One that refused to start, or failed before all
+    had joined (`short()`: the bucket table holds fewer than all), stops the others: they
+    would wait for it (the quorum) for ever. One failing later does not: its work goes to
+    the others, as a dead node's does."""
+    stopping, judged = False, 0  # judged: failures seen (short() asked once for each)
     while any(child.poll() is None for child in children):
-        if not stopping and any(child.returncode == REFUSED for child in children):
-            stopping = True
-            for child in children:
-                if child.poll() is None:
-                    child.terminate()
+        failed = [child for child in children if child.returncode not in (None, 0)]
+        if len(failed) > judged and not stopping:
+            judged = len(failed)
+            status = failed[-1].returncode
+            if status == REFUSED or short():
+                stopping = True
+                if status != REFUSED:
+                    logger.error("a process ended (status %d) before all had joined the "
+                                 "crawl: stopping the others", status)
+                for child in children:
+                    if child.poll() is None:
+                        child.terminate()
         time.sleep(POLL)
     return [child.returncode for child in children]
+
+
+def _joined(url: str, job: str) -> int:
+    """Nodes the job's bucket table was last made for."""
+    with redis.Redis.from_url(url) as client:
+        nodes = client.get(f"tianwang:{job}:table:nodes")
+    return len(nodes.split(b",")) if nodes else 0
 
 
 @contextmanager

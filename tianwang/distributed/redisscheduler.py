@@ -122,6 +122,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._links: list[tuple[str, float]] = []  # (url key, share) for LINK, with the outbox
         self._item_cash: dict[int, float] = {}  # local id -> its url's cash when taken
         self._wait_noticed = 0.0
+        self._quorum_noticed = time.monotonic()  # the first notice after WAIT_NOTICE
 
     # --- Scrapy's scheduler interface ----------------------------------------------------
 
@@ -302,7 +303,10 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             # A heartbeat each poll until then: nodes joining at once may each have made the
             # table from a stale view of the others, and a heartbeat mends it.
             self._heartbeat()
-            self._quorum_met = self.frontier.table_size() >= self.quorum
+            joined = self.frontier.table_size()
+            self._quorum_met = joined >= self.quorum
+            if not self._quorum_met:
+                self._notice_quorum(joined)
         self._collect_done()
         self._take_feed()
         if self._starting and self._start_done:
@@ -343,6 +347,15 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             "node %s waits for seeds: job %s has none yet. Give one node -a seeds=..., or "
             "push urls: python3 -m tianwang feed --redis URL --job %s URL...",
             self.frontier.node, job, job)
+
+    def _notice_quorum(self, joined: int) -> None:
+        """A node waiting for the others to join says so, every WAIT_NOTICE seconds."""
+        now = time.monotonic()
+        if now - self._quorum_noticed < WAIT_NOTICE:
+            return
+        self._quorum_noticed = now
+        logger.info("node %s waits for %d nodes to join (TIANWANG_REDIS_QUORUM) before "
+                    "crawling: %d so far", self.frontier.node, self.quorum, joined)
 
     def _nudge_engine(self) -> None:
         """Have the engine ask for requests now, not at its 5 s heartbeat."""
