@@ -86,6 +86,16 @@ def run_crawl(
     return measured_run(command, env, workdir, stats_file)
 
 
+def site_command(seeds: Path, settings: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """`scrapy crawl site -a seeds=SEEDS -s K=V ...` in the project, and its environment."""
+    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"seeds={seeds}"]
+    for key, value in settings.items():
+        command += ["-s", f"{key}={value}"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SCRAPY_SETTINGS_MODULE": "tianwang.settings"}
+    env.pop("http_proxy", None)
+    return command, env
+
+
 def measured_run(command: list[str], env: dict[str, str], workdir: Path, stats_file: Path) -> dict:
     """Run one crawl process; its stats (from BENCH_STATS_FILE) and the CPU seconds it took."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

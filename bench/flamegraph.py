@@ -11,7 +11,6 @@ process). Open the SVG in a browser: the width of a frame is its share of the cr
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.crawl import COMMON  # noqa: E402
+from bench.crawl import COMMON, site_command  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess, write_seeds  # noqa: E402
 from tianwang.testweb.model import SyntheticWeb  # noqa: E402
 
@@ -42,10 +41,7 @@ def main() -> int:
                             SyntheticWeb(args.seed, args.hosts).homepages())
         settings = {**common, "TIANWANG_PROXY": web.address,
                     "TIANWANG_DATA_DIR": str(Path(tmp) / "data")}
-        crawl = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"seeds={seeds}"]
-        for key, value in settings.items():
-            crawl += ["-s", f"{key}={value}"]
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "SCRAPY_SETTINGS_MODULE": "tianwang.settings"}
+        crawl, env = site_command(seeds, settings)
         command = [py_spy, "record", "--rate", "100", "--format", "flamegraph",
                    "--output", str(args.out), "--", *crawl]
         subprocess.run(command, cwd=tmp, env=env, check=True)

@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.crawl import COMMON  # noqa: E402
+from bench.crawl import COMMON, site_command  # noqa: E402
 from tianwang.formats import iter_tree  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess, write_seeds  # noqa: E402
 from tianwang.testweb.model import SyntheticWeb  # noqa: E402
@@ -41,10 +41,7 @@ def run(processes: int, proxy: str, seeds: Path, workdir: Path) -> dict:
     common = {key: value for key, value in COMMON.items() if key != "EXTENSIONS"}
     settings = {**common, "TIANWANG_PROXY": proxy,
                 "TIANWANG_DATA_DIR": str(workdir / "data"), "TIANWANG_PROCESSES": str(processes)}
-    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"seeds={seeds}"]
-    for key, value in settings.items():
-        command += ["-s", f"{key}={value}"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SCRAPY_SETTINGS_MODULE": "tianwang.settings"}
+    command, env = site_command(seeds, settings)
     before = _cpu_children()
     started = time.monotonic()
     subprocess.run(command, cwd=workdir, env=env, check=True)

@@ -167,6 +167,15 @@ def sent_by(workdir: Path, i: int) -> list[str]:
     return (workdir / f"fetched{i}.txt").read_text(encoding="utf-8").split()
 
 
+def owners_of_hosts(workdir: Path) -> dict[str, set[int]]:
+    """host -> the nodes that sent a request for it (their FetchLogs)."""
+    owners: dict[str, set[int]] = {}
+    for i in range(NODES):
+        for url in sent_by(workdir, i):
+            owners.setdefault(host_of(url), set()).add(i)
+    return owners
+
+
 def assert_fetched_once(
     web: Web, workdir: Path, start: int, allowed: set[str] = frozenset()
 ) -> None:
@@ -204,10 +213,7 @@ def test_three_nodes_store_what_one_crawl_stores_each_host_on_one_node(
     assert max(stored.values()) == 1  # no page stored twice, on any node
     assert_fetched_once(web, tmp_path, start)
     # Every host fetched by exactly one node (robots.txt included), and all three worked.
-    owners: dict[str, set[int]] = {}
-    for i in range(NODES):
-        for url in sent_by(tmp_path, i):
-            owners.setdefault(host_of(url), set()).add(i)
+    owners = owners_of_hosts(tmp_path)
     assert {host for host, nodes in owners.items() if len(nodes) > 1} == set()
     assert set(owners) == {host_of(url) for url in fetched_since(web, start)}
     assert Counter(min(nodes) for nodes in owners.values()).keys() == set(range(NODES))
@@ -281,8 +287,5 @@ def test_with_a_quorum_the_seeding_node_waits_for_the_others_and_no_host_moves(
     stored = stored_union(tmp_path)
     assert set(stored) == web.expected and max(stored.values()) == 1
     assert_fetched_once(web, tmp_path, start)
-    owners: dict[str, set[int]] = {}
-    for i in range(NODES):
-        for url in sent_by(tmp_path, i):
-            owners.setdefault(host_of(url), set()).add(i)
+    owners = owners_of_hosts(tmp_path)
     assert {host for host, nodes in owners.items() if len(nodes) > 1} == set()
