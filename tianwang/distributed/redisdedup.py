@@ -17,7 +17,8 @@ url not stored; the url's lease goes back to the queue, a node fetches it again,
 own claim and stores it. Only when that fetch fails is the body absent from the tree while
 its mirrors were dropped, the same window the local pipeline has between check and commit.
 
-Memory in Redis: one hash field (16 bytes of MD5) and one value (the url) a stored page.
+Memory in Redis: one hash field (16 bytes of MD5) and one value (the url) a stored page,
+about 130 bytes with urls of 50 (MEMORY USAGE of 200,000).
 
 The claims go in batches, without blocking the crawl: an item waits (process_item is a
 coroutine) while one batch is out, and the items that came meanwhile go in the next, one
