@@ -203,3 +203,13 @@ def test_a_refusal_stops_the_others_whatever_joined() -> None:
     refusing = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(2)"])
     waiting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     assert wait_all([refusing, waiting], short=lambda: False) == [2, -signal.SIGTERM]
+
+
+def test_processes_without_seeds_are_refused_as_one_process_is(
+    mirror_web: TestWeb, tmp_path: Path
+) -> None:
+    """On their own redis-server nobody else can seed them: no waiting for seeds for ever."""
+    result = scrapy_crawl("site", {}, crawl_settings(mirror_web, tmp_path / "data"),
+                          cwd=tmp_path, timeout=120)
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert result.stderr.count("tianwang: error: no seeds") == 1

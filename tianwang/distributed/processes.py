@@ -47,6 +47,7 @@ logger = logging.getLogger(__name__)
 POLL = 0.1  # seconds between looks at the processes
 STORING = "tianwang/storage/hosts"  # put by the storage pipeline as the spider closes
 CHILD_ENV = "TIANWANG_PROCESS"  # "i/N" in a process's environment: it is one of N
+OWN_REDIS_ENV = "TIANWANG_PROCESS_OWN_REDIS"  # "1": on the supervisor's private redis-server
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,12 @@ def is_child() -> bool:
     return bool(os.environ.get(CHILD_ENV))
 
 
+def own_redis() -> bool:
+    """Whether this process is one of N on the supervisor's own redis-server, which nobody
+    else reaches: its crawl has only the seeds its processes bring."""
+    return is_child() and os.environ.get(OWN_REDIS_ENV) == "1"
+
+
 def says_refusals() -> bool:
     """Whether this process says why it refuses to start: not one of N but the first (the
     others would say the same again)."""
@@ -78,7 +85,8 @@ def run(plan: Plan) -> int:
         logger.info("crawl in %d processes sharing %s (job %s)", plan.count,
                     "a redis-server of its own" if local else url, plan.job)
         with _forwarded_signals() as children:
-            children.extend(_start(plan, url, i) for i in range(plan.count))
+            children.extend(_start(plan, url, i, own=local is not None)
+                            for i in range(plan.count))
             statuses = wait_all(children, lambda: _joined(url, plan.job) < plan.count)
     return _finish(plan, children, statuses)
 
@@ -87,7 +95,7 @@ def _node(i: int) -> str:
     return f"{socket.gethostname()}-{os.getpid()}-p{i}"
 
 
-def _start(plan: Plan, url: str, i: int) -> subprocess.Popen[bytes]:
+def _start(plan: Plan, url: str, i: int, own: bool) -> subprocess.Popen[bytes]:
     settings = {
         "TIANWANG_PROCESSES": "1",
         "TIANWANG_REDIS_URL": url,
@@ -102,7 +110,7 @@ def _start(plan: Plan, url: str, i: int) -> subprocess.Popen[bytes]:
     command = list(plan.command)
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
-    env = {**os.environ, CHILD_ENV: f"{i}/{plan.count}"}
+    env = {**os.environ, CHILD_ENV: f"{i}/{plan.count}", OWN_REDIS_ENV: "1" if own else "0"}
     # Its own session: a Ctrl-C at the terminal reaches the supervisor only, which passes it
     # on once (the terminal's and ours would make two: Scrapy's forced shutdown).
     return subprocess.Popen(command, env=env, start_new_session=True, preexec_fn=die_with_parent)

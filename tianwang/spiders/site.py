@@ -35,6 +35,7 @@ from scrapy.linkextractors import IGNORED_EXTENSIONS
 from tianwang import meta, signals
 from tianwang.config import SettingError, get_bool, get_int, get_media_types
 from tianwang.config.shared_crawl import is_shared
+from tianwang.distributed.processes import own_redis
 from tianwang.items import PageItem
 from tianwang.seeds import SeedError, load_seeds
 from tianwang.share import Share, load_share
@@ -88,8 +89,9 @@ class SiteSpider(Spider):
         spider.keyword_boost = get_int(settings, "TIANWANG_KEYWORD_BOOST", minimum=0)
         spider.session_ids = session_id_pattern(get_keywords(settings, "TIANWANG_SESSION_PARAMS"))
         # Bad seeds stop the crawl here, before anything is fetched. A node joining a crawl
-        # shared through Redis needs none: the crawl was seeded by another node.
-        joining = is_shared(settings) and spider.seeds_arg is None
+        # shared through Redis needs none: the crawl was seeded by another node (not so the
+        # processes of TIANWANG_PROCESSES on their own redis-server: nobody else can seed it).
+        joining = is_shared(settings) and spider.seeds_arg is None and not own_redis()
         spider.partition_share = load_share(spider.partition_arg, spider.share_arg)
         spider.seed_urls = [] if joining else spider.start_seeds()
         check_seeds_allowed(spider.seed_urls, domains)
