@@ -213,3 +213,16 @@ def test_processes_without_seeds_are_refused_as_one_process_is(
                           cwd=tmp_path, timeout=120)
     assert result.returncode == 2, result.stderr[-3000:]
     assert result.stderr.count("tianwang: error: no seeds") == 1
+
+
+def test_without_redis_server_on_path_the_crawl_says_so_in_one_line(
+    mirror_web: TestWeb, tmp_path: Path
+) -> None:
+    command, env = crawl_command("site", {"seeds": homepages(mirror_web)[0]},
+                                 crawl_settings(mirror_web, tmp_path / "data"))
+    env["PATH"] = str(tmp_path)  # python is run by its full path; no redis-server here
+    result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 2
+    assert "tianwang: error: TIANWANG_PROCESSES above 1 needs redis-server" in result.stderr
+    assert "Traceback" not in result.stderr
