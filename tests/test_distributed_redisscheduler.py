@@ -105,6 +105,8 @@ def test_a_link_from_another_host_raises_a_url_queued_in_redis(
         ("TIANWANG_BUCKETS", 0),
         ("TIANWANG_LEASE_SECONDS", "soon"),
         ("TIANWANG_REDIS_BATCH", 0),
+        ("TIANWANG_REDIS_QUORUM", 0),
+        ("TIANWANG_REDIS_QUORUM", "all"),
         ("TIANWANG_NODE_NAME", "a b"),
     ],
 )
