@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,6 +112,20 @@ def scrapy_crawl(
     return subprocess.run(
         command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
+
+
+def start_until_stored(command: list[str], env: dict[str, str], cwd: Path, data: Path,
+                       size: int, log: Path) -> subprocess.Popen[bytes]:
+    """Start a crawl (its output to `log`) and return it, still running, once the record
+    files under `data` hold `size` bytes: "midway", for a kill or a Ctrl-C."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=out)
+    deadline = time.monotonic() + 120
+    while sum(f.stat().st_size for f in data.glob("data_*/*/page.dat")) < size:
+        ended = proc.poll() is not None or time.monotonic() > deadline
+        assert not ended, f"crawl ended before {size} bytes were stored: {log.read_text()[-2000:]}"
+        time.sleep(0.02)
+    return proc
 
 
 def tianwang_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -6,15 +6,20 @@ from __future__ import annotations
 import hashlib
 import shutil
 import signal
-import subprocess
-import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 from scrapy.exceptions import DropItem
 
-from tests.conftest import TestWeb, crawl_command, project_crawler, scrapy_crawl, tianwang_cli
+from tests.conftest import (
+    TestWeb,
+    crawl_command,
+    project_crawler,
+    scrapy_crawl,
+    start_until_stored,
+    tianwang_cli,
+)
 from tests.truth import reach
 from tianwang.formats import iter_records, iter_tree, record_files
 from tianwang.formats.md5store import MD5Store
@@ -93,14 +98,7 @@ def test_duplicates_are_counted_not_logged_as_warnings(mirror_crawl: dict) -> No
 
 
 def kill_when_stored(command: list[str], env: dict, cwd: Path, data: Path, size: int) -> None:
-    log = cwd / "killed.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=out)
-    deadline = time.monotonic() + 120
-    while sum(f.stat().st_size for f in data.glob("data_*/*/page.dat")) < size:
-        ended = proc.poll() is not None or time.monotonic() > deadline
-        assert not ended, f"crawl ended before the kill: {log.read_text()[-2000:]}"
-        time.sleep(0.02)
+    proc = start_until_stored(command, env, cwd, data, size, cwd / "killed.log")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
 

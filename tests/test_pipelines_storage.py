@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import signal
-import subprocess
-import time
 import zlib
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import WEB_HOSTS, WEB_SEED, crawl_command, project_crawler, tianwang_cli
+from tests.conftest import (
+    WEB_HOSTS,
+    WEB_SEED,
+    crawl_command,
+    project_crawler,
+    start_until_stored,
+    tianwang_cli,
+)
 from tests.spec_reader import SpecError, http_parts, read_records
 from tianwang.config import SettingError
 from tianwang.items import PageItem
@@ -106,14 +111,7 @@ def kill_mid_crawl(proxy: str, seeds: list[str], tmp_path: Path) -> None:
     data = tmp_path / "data"
     settings = {"TIANWANG_PROXY": proxy, "TIANWANG_DATA_DIR": str(data)}
     command, env = crawl_command("site", {"seeds": ",".join(seeds)}, settings)
-    log = tmp_path / "crawl.log"
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=err, stderr=err)
-    deadline = time.monotonic() + 120
-    while sum(f.stat().st_size for f in data.glob("data_*/*/page.dat")) < 2_000_000:
-        ended = proc.poll() is not None or time.monotonic() > deadline
-        assert not ended, f"crawl ended before the kill: {log.read_text()[-2000:]}"
-        time.sleep(0.05)
+    proc = start_until_stored(command, env, tmp_path, data, 2_000_000, tmp_path / "crawl.log")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
 

@@ -109,17 +109,32 @@ def _timestamp(date: str | None) -> float | None:
         return None
 
 
+def stats_path(data_dir: str | os.PathLike[str], started: str, pid: int) -> Path:
+    """Where a run's stats go: STATS_DIR/<start time>-<pid>.json."""
+    return Path(data_dir, STATS_DIR, f"{started}-{pid}.json")
+
+
+def stats_of_process(data_dir: str | os.PathLike[str], pid: int) -> dict | None:
+    """The stats the process `pid` wrote into data_dir (its last run), or None."""
+    for path in sorted(Path(data_dir, STATS_DIR).glob(f"*-{pid}.json"), reverse=True):
+        stats = _read(path)
+        if stats is not None:
+            return stats
+    return None
+
+
 def read_stats(data_dir: str | os.PathLike[str]) -> list[dict]:
     """The stats of each run, oldest first; a file that does not read is skipped."""
-    runs = []
-    for path in sorted(Path(data_dir, STATS_DIR).glob("*.json")):
-        try:
-            stats = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(stats, dict):
-            runs.append(stats)
-    return runs
+    runs = [_read(path) for path in sorted(Path(data_dir, STATS_DIR).glob("*.json"))]
+    return [stats for stats in runs if stats is not None]
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        stats = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stats if isinstance(stats, dict) else None
 
 
 def _add_stats(report: CrawlReport, stats: dict) -> None:

@@ -35,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_feed(args: argparse.Namespace) -> int:
     import redis
 
+    from tianwang.distributed.redisfrontier import job_prefix
+
     if args.reset == bool(args.urls or args.file):
         print("tianwang feed: give urls (or -f FILE), or --reset", file=sys.stderr)
         return 2
@@ -47,7 +49,7 @@ def cmd_feed(args: argparse.Namespace) -> int:
     except SeedError as exc:
         print(f"tianwang feed: {exc}", file=sys.stderr)
         return 2
-    prefix = f"tianwang:{args.job}:"
+    prefix = job_prefix(args.job)
     try:
         client = redis.Redis.from_url(args.redis, socket_connect_timeout=10)
         if args.reset:

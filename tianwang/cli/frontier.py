@@ -66,9 +66,9 @@ def _jobdir(jobdir: Path) -> int:
 def _redis(url: str, job: str) -> int:
     import redis
 
-    from tianwang.distributed.redisfrontier import weight_of_score
+    from tianwang.distributed.redisfrontier import job_prefix, weight_of_score
 
-    prefix = f"tianwang:{job}:"
+    prefix = job_prefix(job)
     try:
         client = redis.Redis.from_url(url, socket_connect_timeout=10)
         nodes = sorted(n.decode() for n in client.smembers(f"{prefix}nodes"))

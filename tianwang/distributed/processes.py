@@ -22,7 +22,6 @@ crawl as a whole (tianwang/outcome.py over the processes' summed stats).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
@@ -38,8 +37,9 @@ from typing import Any
 
 import redis
 
-from tianwang.analysis.crawlreport import STATS_DIR
+from tianwang.analysis.crawlreport import stats_of_process
 from tianwang.distributed.localredis import LocalRedis, die_with_parent
+from tianwang.distributed.redisfrontier import job_prefix, table_size
 from tianwang.outcome import GOOD_ENDS, REFUSED, Outcome, outcome
 
 logger = logging.getLogger(__name__)
@@ -140,10 +140,8 @@ def wait_all(children: list[subprocess.Popen[bytes]], short: Callable[[], bool])
 
 
 def _joined(url: str, job: str) -> int:
-    """Nodes the job's bucket table was last made for."""
     with redis.Redis.from_url(url) as client:
-        nodes = client.get(f"tianwang:{job}:table:nodes")
-    return len(nodes.split(b",")) if nodes else 0
+        return table_size(client, job_prefix(job))
 
 
 @contextmanager
@@ -176,7 +174,7 @@ def _finish(plan: Plan, children: list[subprocess.Popen[bytes]], statuses: list[
         print(f"tianwang: error: process p{statuses.index(REFUSED)} refused to start, and p0 "
               "did not: run the crawl with TIANWANG_PROCESSES=1 to see why", file=sys.stderr)
         return REFUSED
-    stats = [_stats_of(plan.data_dir, child.pid) for child in children]
+    stats = [stats_of_process(plan.data_dir, child.pid) for child in children]
     if any(s is None for s in stats):
         # A process killed before writing its stats: its status says how it ended.
         status = max(statuses)
@@ -187,16 +185,6 @@ def _finish(plan: Plan, children: list[subprocess.Popen[bytes]], statuses: list[
     (logger.info if result.status == 0 else logger.error)(
         "%s [%d processes]", result.line, plan.count)
     return result.status
-
-
-def _stats_of(data_dir: str, pid: int) -> dict[str, Any] | None:
-    found = sorted(Path(data_dir, STATS_DIR).glob(f"*-{pid}.json"))
-    if not found:
-        return None
-    try:
-        return json.loads(found[-1].read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def combined(stats: list[Mapping[str, Any]]) -> Outcome:

@@ -34,18 +34,17 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import redis.asyncio
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
 from scrapy.exceptions import DropItem, NotConfigured
 
 from tianwang.config import get_bool, get_nonempty_str
 from tianwang.config.shared_crawl import RedisConfig
-from tianwang.distributed.redisscheduler import RETRY_ERRORS
+from tianwang.distributed.redisfrontier import job_prefix
+from tianwang.distributed.redisscheduler import connect_async
 from tianwang.formats.mirrors import MirrorTable
 from tianwang.items import PageItem
 
 if TYPE_CHECKING:
+    import redis.asyncio
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
@@ -56,7 +55,7 @@ class MD5Claims:
 
     def __init__(self, url: str, job: str) -> None:
         self.url = url
-        self.key = f"tianwang:{job}:md5"
+        self.key = job_prefix(job) + "md5"
         self.client: redis.asyncio.Redis | None = None
         self._waiting: list[tuple[bytes, str, asyncio.Future[str]]] = []
         self._sending = False
@@ -88,9 +87,7 @@ class MD5Claims:
 
     async def _claim_all(self, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
         if self.client is None:  # made in the crawl's own event loop
-            self.client = redis.asyncio.Redis.from_url(
-                self.url, retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 60),
-                retry_on_error=RETRY_ERRORS, socket_timeout=30, socket_connect_timeout=10)
+            self.client = connect_async(self.url)
         async with self.client.pipeline(transaction=False) as pipe:
             for md5, url in claims:
                 pipe.hsetnx(self.key, md5, url)

@@ -50,6 +50,17 @@ MAX_ID = 2**31 - 1
 MAX_TURNS = 31  # the score has 5 bits for a host's turn
 
 
+def job_prefix(job: str) -> str:
+    """The prefix of every key of a shared crawl's job in Redis."""
+    return f"tianwang:{job}:"
+
+
+def table_size(client: Redis, prefix: str) -> int:
+    """Nodes the job's bucket table was last made for."""
+    nodes = client.get(prefix + "table:nodes")
+    return len(nodes.split(b",")) if nodes else 0
+
+
 def weight_of_score(member: bytes | str, score: float) -> int:
     """The weight a queued member's score holds it at (the inverse of the score's layout)."""
     item = int((member.decode() if isinstance(member, bytes) else member).rsplit(":", 1)[1])
@@ -282,7 +293,7 @@ class RedisFrontier:
         self._marks_conn: Connection | None = None
         self._pending_marks = 0
         self.turns = min(turns, MAX_TURNS)
-        self.prefix = f"tianwang:{job}:"
+        self.prefix = job_prefix(job)
         self.node = node
         self.buckets = buckets
         self.bloom = bloom
@@ -534,8 +545,7 @@ class RedisFrontier:
 
     def table_size(self) -> int:
         """Nodes the bucket table was last made for."""
-        nodes = self.client.get(self.key("table:nodes"))
-        return len(nodes.split(b",")) if nodes else 0
+        return table_size(self.client, self.prefix)
 
     def pending(self) -> int:
         """Requests queued for this node in Redis."""

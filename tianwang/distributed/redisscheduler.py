@@ -26,6 +26,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import redis
+import redis.asyncio
+from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 from scrapy import Request, Spider
@@ -57,20 +59,21 @@ START_DONE = "tianwang.middlewares.startdone.StartDoneMiddleware"
 POLL_INTERVAL = 0.1  # seconds between flushes, acks and refills besides next_request
 WAIT_NOTICE = 30.0  # seconds between two "waiting for seeds" lines of an idle node
 # A Redis restart or a network blip: retry for about 30 s before the crawl gives up.
-RETRY = Retry(ExponentialBackoff(cap=0.5, base=0.05), 60)
+RETRY_BACKOFF, RETRY_TRIES = ExponentialBackoff(cap=0.5, base=0.05), 60
 RETRY_ERRORS = [redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError]
+TIMEOUTS = {"socket_timeout": 30, "socket_connect_timeout": 10}
 
 
 def connect(url: str) -> redis.Redis:
     """A client that rides out a Redis restart (scrapy-redis's connection helper)."""
-    return get_redis(
-        url=url,
-        retry=RETRY,
-        retry_on_error=RETRY_ERRORS,
-        socket_timeout=30,
-        socket_connect_timeout=10,
-        health_check_interval=30,
-    )
+    return get_redis(url=url, retry=Retry(RETRY_BACKOFF, RETRY_TRIES),
+                     retry_on_error=RETRY_ERRORS, health_check_interval=30, **TIMEOUTS)
+
+
+def connect_async(url: str) -> redis.asyncio.Redis:
+    """The same, for asyncio (made in the crawl's event loop)."""
+    return redis.asyncio.Redis.from_url(url, retry=AsyncRetry(RETRY_BACKOFF, RETRY_TRIES),
+                                        retry_on_error=RETRY_ERRORS, **TIMEOUTS)
 
 
 class RedisFrontierScheduler(FrontierSchedulerBase):

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from scrapy import signals
 
 from tianwang import signals as tw_signals
-from tianwang.analysis.crawlreport import HOSTS, STATS_DIR
+from tianwang.analysis.crawlreport import HOSTS, stats_path
 from tianwang.config import get_nonempty_str
 from tianwang.formats.atomic import write_atomic
 
@@ -35,7 +35,7 @@ class StatsFile:
         self.stats = stats
         self.data_dir = data_dir
         self.hosts: dict[str, list[float]] = {}  # host -> [responses, latency, refused]
-        self.path = data_dir / STATS_DIR / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.json"
+        self.path = stats_path(data_dir, time.strftime("%Y%m%dT%H%M%S"), os.getpid())
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StatsFile:
