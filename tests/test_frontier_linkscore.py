@@ -170,7 +170,8 @@ def position_of_voted_page(web: TestWeb, tmp_path: Path, **settings: str) -> int
     crawl_settings = {"TIANWANG_PROXY": web.address, "TIANWANG_DATA_DIR": str(tmp_path / "d"),
                       "TIANWANG_MAX_LEVELS": "0", "TIANWANG_STAY_IN_HOST": "False",
                       "CONCURRENT_REQUESTS_PER_DOMAIN": "1", "TIANWANG_SORTED_PICKS": "1000",
-                      "ITEM_PIPELINES": "{}", **settings}
+                      "ITEM_PIPELINES": "{}", "TIANWANG_HOST_FIRST": "0",
+                      "TIANWANG_SEED_HOST_FIRST": "0", **settings}
     result = scrapy_crawl("site", {"seeds": PAGES[0]}, crawl_settings, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = web.access_log.read_text(encoding="utf-8").splitlines()[start:]

@@ -197,6 +197,13 @@ TIANWANG_RANDOM_PICKS = 1
 # k-th before any host's k+1-th), then first come first served; 0 = first come first served
 # throughout, so the host whose links came first has its connection spent on all of them.
 TIANWANG_HOST_TURNS = 16
+# A host's first this many requests go before every weight, hosts taking turns (each host's
+# k-th before any host's k+1-th; the higher weight first within a turn): every host found
+# gets a look at its home page and main sections. 0 to 16; 0 = the weights alone.
+TIANWANG_HOST_FIRST = 2
+# The same for the host of a seed (a request no page linked to): the sites the crawl was
+# given take turns for this many pages, as breadth first's round robin over hosts does.
+TIANWANG_SEED_HOST_FIRST = 8
 # Link relations (seed 000, OPIC cash): weight per doubling of a url's cash from the pages
 # linking to it (frontier/linkscore.py); 0 = seed 000's depth-only weight.
 TIANWANG_LINK_WEIGHT = 0.75

@@ -11,6 +11,10 @@ from typing import Any
 from tianwang.config import SettingError, get_int, get_str_list
 from tianwang.urls import url_weight
 
+# A host's first requests that go before the weights, at most (TIANWANG_HOST_FIRST): the
+# shared frontier's score has 4 bits for their turn.
+MAX_HOST_FIRST = 16
+
 
 @dataclass(frozen=True)
 class FrontierConfig:
@@ -24,6 +28,8 @@ class FrontierConfig:
     word_penalty: int
     index_pages: frozenset[str]
     host_turns: int
+    host_first: int  # a host's first requests, before the weights (queue.py)
+    seed_host_first: int  # the same for a seed's host
     levels: bool  # a level limit is set: crawl each host level by level (levels.py)
     link_weight: float = 0.0  # weight per doubling of a url's link cash; 0 = depth only
     link_other_host: float = 1.0  # shares a link to another host carries
@@ -54,6 +60,9 @@ class FrontierConfig:
             word_penalty=get_int(settings, "TIANWANG_PENALTY_WORD_WEIGHT", minimum=0),
             index_pages=_index_pages(settings, "TIANWANG_INDEX_PAGES"),
             host_turns=get_int(settings, "TIANWANG_HOST_TURNS", minimum=0),
+            host_first=get_int(settings, "TIANWANG_HOST_FIRST", minimum=0, maximum=MAX_HOST_FIRST),
+            seed_host_first=get_int(settings, "TIANWANG_SEED_HOST_FIRST", minimum=0,
+                                    maximum=MAX_HOST_FIRST),
             levels=get_int(settings, "TIANWANG_MAX_LEVELS", minimum=0) > 0,
             link_weight=_number(settings, "TIANWANG_LINK_WEIGHT", minimum=0, maximum=16),
             link_other_host=_number(settings, "TIANWANG_LINK_OTHER_HOST", minimum=1,

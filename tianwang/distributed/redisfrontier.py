@@ -23,6 +23,10 @@ key before any host's k+1-th, for its first TIANWANG_HOST_TURNS, at most 31 here
 the hash ``turns``); then the older id (first come, first served). All in one double,
 ``-(key * 32 + 31 - turn) * 2**31 + id`` with key = (weight + 256) * 128 + priority + 64
 (weights clipped to [-256, 255], priorities to [-64, 63], ids below 2**31: 52 bits, exact).
+A host's first requests (TIANWANG_HOST_FIRST, TIANWANG_SEED_HOST_FIRST for a seed's host,
+counted in the hashes ``first`` and ``seedhost``) go before all that, turn by turn, the
+higher key first within a turn: their rank is ``2**21 + (15 - turn) * 2**16 + key``, above
+any other (below 2**21 + 2**20: the score stays below 2**53, exact).
 A sorted take is ZPOPMIN, a random take ZRANDMEMBER (uniform over the node's queue).
 
 Every change that must be atomic is one Lua script, and every script works on a batch, so a
@@ -48,6 +52,8 @@ from tianwang.distributed.mapping import rebalance
 SHIFT = 2**31
 MAX_ID = 2**31 - 1
 MAX_TURNS = 31  # the score has 5 bits for a host's turn
+FIRST_RANK = 2**21  # ranks from here: a host's first requests
+KEYS = 2**16  # key_rank's values
 
 
 def job_prefix(job: str) -> str:
@@ -63,26 +69,42 @@ def table_size(client: Redis, prefix: str) -> int:
 
 def weight_of_score(member: bytes | str, score: float) -> int:
     """The weight a queued member's score holds it at (the inverse of the score's layout)."""
-    item = int((member.decode() if isinstance(member, bytes) else member).rsplit(":", 1)[1])
-    rank = (item - score) / SHIFT  # key * 32 + 31 - turn
-    return int(rank // (32 * 128)) - 256
+    text = member.decode() if isinstance(member, bytes) else member
+    return unrank(text, score)[1]
 
 PUSH = LUA_TEST_AND_SET + """
 local p, k, m, turns = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local out, i = {}, 5
+local first, seed_first = tonumber(ARGV[5]), tonumber(ARGV[6])
+-- The rank of a host's next first request (nil past its first ones).
+local function first_rank(slot, seed, key)
+  if seed == '1' and seed_first > 0 then redis.call('HSET', p .. 'seedhost', slot, 1) end
+  local cap = first
+  if seed_first > 0 and redis.call('HEXISTS', p .. 'seedhost', slot) == 1 then
+    cap = seed_first
+  end
+  if cap == 0 then return nil end
+  local given = tonumber(redis.call('HGET', p .. 'first', slot) or '0')
+  if given >= cap then return nil end
+  redis.call('HSET', p .. 'first', slot, given + 1)
+  return 2097152 + (15 - given) * 65536 + key
+end
+local out, i = {}, 7
 while i <= #ARGV do
-  local bucket, key, slot, blob = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
-  local nfp = ARGV[i + 4]
+  local bucket, key, slot, seed = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
+  local blob, nfp = ARGV[i + 4], ARGV[i + 5]
   local new = true
-  local fp = nfp == '1' and ARGV[i + 5] .. ':' .. ARGV[i + 6]  -- LINK's key of the url
-  if nfp == '1' then new = bloom_test_and_set(p, k, m, i + 5) end
-  i = i + 5 + (nfp == '1' and 2 or 0)
+  local fp = nfp == '1' and ARGV[i + 6] .. ':' .. ARGV[i + 7]  -- LINK's key of the url
+  if nfp == '1' then new = bloom_test_and_set(p, k, m, i + 6) end
+  i = i + 6 + (nfp == '1' and 2 or 0)
   if new then
-    local turn = 0
-    if turns > 0 then
-      turn = math.min(turns, redis.call('HINCRBY', p .. 'turns', slot .. '|' .. key, 1) - 1)
+    local rank = first_rank(slot, seed, key)
+    if not rank then
+      local turn = 0
+      if turns > 0 then
+        turn = math.min(turns, redis.call('HINCRBY', p .. 'turns', slot .. '|' .. key, 1) - 1)
+      end
+      rank = key * 32 + 31 - turn
     end
-    local rank = key * 32 + 31 - turn
     local id = redis.call('INCR', p .. 'seq')
     local member = bucket .. ':' .. id
     local owner = redis.call('HGET', p .. 'table', bucket) or ''
@@ -241,6 +263,7 @@ class Push:
     blob: bytes
     fingerprint: bytes | None  # None: dont_filter, never deduplicated
     slot: str = ""  # the host (downloader slot), for the hosts' turns
+    seed: bool = False  # no page linked to it: its host has TIANWANG_SEED_HOST_FIRST firsts
 
 
 @dataclass(frozen=True)
@@ -251,6 +274,7 @@ class Taken:
     priority: int
     blob: bytes
     stored: bool  # fetched before by a node that died after storing it, before its ack
+    first_turn: int | None = None  # one of its host's first requests, of this turn
 
 
 @dataclass(frozen=True)
@@ -266,12 +290,18 @@ def key_rank(weight: int, priority: int) -> int:
     return (weight + 256) * 128 + priority + 64
 
 
-def unrank(member: str, score: bytes | str | float) -> tuple[int, int, int]:
-    """(bucket, weight, priority) of a member and its score."""
+def unrank(member: str, score: bytes | str | float) -> tuple[int, int, int, int | None]:
+    """(bucket, weight, priority, first turn or None) of a member and its score."""
     bucket, ident = (int(part) for part in member.split(":"))
-    value = int(ident - float(score))
-    weight, priority = divmod(value // SHIFT // 32, 128)
-    return bucket, weight - 256, priority - 64
+    rank = int(ident - float(score)) // SHIFT
+    turn = None
+    if rank >= FIRST_RANK:
+        slots, key = divmod(rank - FIRST_RANK, KEYS)
+        turn = 15 - slots
+    else:
+        key = rank // 32
+    weight, priority = divmod(key, 128)
+    return bucket, weight - 256, priority - 64, turn
 
 
 class RedisFrontier:
@@ -286,8 +316,11 @@ class RedisFrontier:
         bloom: BloomShape,
         turns: int = 0,
         link_weight: float = 0.0,
+        first: int = 0,
+        seed_first: int = 0,
     ) -> None:
         self.client = client
+        self.first, self.seed_first = first, seed_first  # a host's first requests (PUSH)
         self.link_weight = link_weight  # weight per doubling of cash (LINK); 0: off
         self.raised = 0  # queued urls LINK raised in the last sync
         self._marks_conn: Connection | None = None
@@ -389,10 +422,11 @@ class RedisFrontier:
         raise AssertionError("unreachable")
 
     def _push_args(self, pushes: Sequence[Push]) -> list[object]:
-        args: list[object] = [self.prefix, self.bloom.hashes, self.bloom.bits, self.turns]
+        args: list[object] = [self.prefix, self.bloom.hashes, self.bloom.bits, self.turns,
+                              self.first, self.seed_first]
         for push in pushes:
             key = key_rank(push.weight, push.priority)
-            args += [push.bucket, key, push.slot, push.blob]
+            args += [push.bucket, key, push.slot, int(push.seed), push.blob]
             if push.fingerprint is None:
                 args.append(0)
             else:
@@ -405,8 +439,9 @@ class RedisFrontier:
         taken = []
         for i in range(0, len(reply), 4):
             member = reply[i].decode("ascii")
-            bucket, weight, priority = unrank(member, reply[i + 1])
-            taken.append(Taken(member, bucket, weight, priority, reply[i + 2], bool(reply[i + 3])))
+            bucket, weight, priority, turn = unrank(member, reply[i + 1])
+            taken.append(Taken(member, bucket, weight, priority, reply[i + 2], bool(reply[i + 3]),
+                               turn))
         return taken
 
     def stored(self, member: str) -> None:

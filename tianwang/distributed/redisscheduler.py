@@ -42,7 +42,7 @@ from tianwang.distributed.mapping import bucket_of
 from tianwang.distributed.redisfrontier import Push, RedisFrontier, Taken
 from tianwang.frontier.codec import decode, encode
 from tianwang.frontier.queue import FrontierQueue
-from tianwang.frontier.scheduler import FrontierSchedulerBase, new_queue
+from tianwang.frontier.scheduler import FrontierSchedulerBase, is_seed, new_queue
 from tianwang.frontier.slots import engine_of
 from tianwang.seeds import SeedError, normalize_seed
 
@@ -94,8 +94,10 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             bloom,
             turns=config.host_turns,
             link_weight=config.link_weight,
+            first=config.host_first,
+            seed_first=config.seed_host_first,
         )
-        return cls(frontier, new_queue(config), config, redis_config, crawler)
+        return cls(frontier, new_queue(config, count_first=False), config, redis_config, crawler)
 
     def __init__(
         self,
@@ -210,7 +212,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         blob = encode(request, self.spider)
         bucket = bucket_of(host, self.frontier.buckets)
         slot = self.queue_slots.name(host, request.meta.get(meta.DEPTH, 0))  # for host turns
-        self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint, slot))
+        self._outbox.append(
+            Push(bucket, weight, request.priority, blob, fingerprint, slot, is_seed(request)))
         if len(self._outbox) >= self.batch:
             self._sync(take=False)
         return True  # a duplicate is known only when the batch is pushed
@@ -281,7 +284,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             request.meta[meta.STORED] = True
             self.counts["tianwang/redis/stored_before"] += 1
         self._local[item] = (taken, request)
-        self._push(item, taken.weight, taken.priority, self.slot_name(request))
+        self._push(item, taken.weight, taken.priority, self.slot_name(request),
+                   first_turn=taken.first_turn)
 
     def _learn_cash(self, items: range) -> None:
         """The cash in Redis of requests just taken: what their pages' links will share."""
@@ -406,7 +410,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
 
     def _drop_local(self, items: set[int]) -> None:
         """Forget local requests: the local queue is rebuilt without them."""
-        old, self.queue = self.queue, new_queue(self.config)
+        old, self.queue = self.queue, new_queue(self.config, count_first=False)
         for item in sorted(self._local):
             taken, _request = self._local[item]
             slot = old.slot(item)
@@ -414,8 +418,10 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 del self._local[item]
                 self._item_cash.pop(item, None)
                 self.queue_slots.finished(slot)
-            else:
+            elif taken.first_turn is None:
                 self.queue.push(item, (taken.weight, taken.priority), slot)
+            else:
+                self.queue.push_first(item, (taken.weight, taken.priority), slot, taken.first_turn)
 
 
 

@@ -16,6 +16,15 @@ Without it, a host whose links came first would have its one connection spent on
 them (its about pages and small sections too) before a later host's main sections get one.
 The turn is part of the level's key, so it costs nothing at pick time.
 
+A host's first pages (``first`` > 0): a slot's first ``first`` items, whatever their weight,
+go before every other item, turn by turn (every slot's first before any slot's second), the
+higher weight first within a turn. A slot given a seed (``push(seed=True)``) has
+``seed_first`` such items. The hosts a crawl starts from, or comes upon, each get a look at
+their home page and main sections before the weights (which favour small hosts at first: a
+page's cash is shared among its links) decide: breadth first's round robin over hosts, for
+the first pages only (bench/RESULTS.md, issue 20). These items stay in their turn's level
+if raised (only their weight, for the counts, changes).
+
 Raising (link relations, linkscore.py): a pending id's weight may rise; the id is appended
 to its new level and its old copy skipped when met (the weight kept per id says which copy is
 live), as a taken id is skipped.
@@ -35,12 +44,17 @@ from bisect import insort
 from collections import Counter
 from collections.abc import Callable, Iterator
 
+from tianwang.config.frontier import MAX_HOST_FIRST as MAX_FIRST
+
 # Tries of a random pick before it gives up on a crawl whose pending items are almost all
 # on full slots; a pick that gives up becomes a sorted pick, which scans exactly.
 RANDOM_TRIES = 32
 
 Key = tuple[int, int]  # (weight, priority): the order the scheduler asks for
-_LevelKey = tuple[int, int, int]  # (weight, priority, -turn)
+# (weight, priority, -turn), or for a host's first items (FIRST_LEVEL - turn, weight,
+# priority): above any int16 weight.
+_LevelKey = tuple[int, int, int]
+FIRST_LEVEL = 2**16 + MAX_FIRST
 
 
 class _Fifo:
@@ -75,9 +89,10 @@ class _Level:
 
     __slots__ = ("main", "parked", "heap", "weight")
 
-    def __init__(self, weight: int) -> None:
+    def __init__(self, weight: int | None) -> None:
         # An id whose current weight is another (raised since: raise_weight) is a stale
-        # copy here, skipped as a taken one is.
+        # copy here, skipped as a taken one is. None: a level of first items, never raised
+        # out of it.
         self.weight = weight
         self.main = _Fifo()
         self.parked: dict[int, _Fifo] = {}
@@ -90,7 +105,7 @@ class _Level:
         main, weight = self.main, self.weight
         while len(main):
             item = main.peek()
-            if pos[item] < 0 or weight_of[item] != weight:
+            if pos[item] < 0 or (weight is not None and weight_of[item] != weight):
                 main.popleft()  # taken by a random pick, or raised to another level
             elif full(slot_of[item]):
                 self._park(main.popleft(), slot_of[item])
@@ -108,11 +123,11 @@ class _Level:
     def parked_candidate(self, pos: array, full: Callable[[int], bool],
                          weight_of: array) -> tuple[int, int]:
         """The oldest parked item of a free slot, its heap entry popped; (-1, -1) if none."""
-        heap, skipped = self.heap, []
+        heap, skipped, weight = self.heap, [], self.weight
         found = (-1, -1)
         while heap:
             item, slot = heap[0]
-            if pos[item] < 0 or weight_of[item] != self.weight:
+            if pos[item] < 0 or (weight is not None and weight_of[item] != weight):
                 heapq.heappop(heap)
                 self._refresh(slot, pos, weight_of)
             elif full(slot):
@@ -126,8 +141,9 @@ class _Level:
 
     def _refresh(self, slot: int, pos: array, weight_of: array) -> None:
         """Drop the taken or raised head(s) of a slot's parked FIFO and push its new head."""
-        fifo = self.parked[slot]
-        while len(fifo) and (pos[fifo.peek()] < 0 or weight_of[fifo.peek()] != self.weight):
+        fifo, weight = self.parked[slot], self.weight
+        while len(fifo) and (pos[fifo.peek()] < 0 or (
+                weight is not None and weight_of[fifo.peek()] != weight)):
             fifo.popleft()
         if len(fifo):
             heapq.heappush(self.heap, (fifo.peek(), slot))
@@ -151,12 +167,18 @@ class FrontierQueue:
     """Pending request ids in seed 000's order: N sorted picks, then M random, repeating."""
 
     def __init__(self, sorted_picks: int = 1, random_picks: int = 1, seed: int | None = None,
-                 turns: int = 0):
+                 turns: int = 0, first: int = 0, seed_first: int = 0):
         if sorted_picks < 1 or random_picks < 1:
             raise ValueError("sorted_picks and random_picks must both be >= 1")
         if turns < 0:
             raise ValueError("turns must be >= 0")
+        if not 0 <= first <= MAX_FIRST or not 0 <= seed_first <= MAX_FIRST:
+            raise ValueError(f"first and seed_first must be from 0 to {MAX_FIRST}")
         self.turns = turns
+        self.first, self.seed_first = first, seed_first
+        self._first_given: Counter[int] = Counter()  # slot -> its first items so far
+        self._seed_slots: set[int] = set()  # slots given a seed: seed_first first items
+        self._first_priority: dict[int, int] = {}  # pending first item -> its priority
         self._pushed: Counter[tuple[int, Key]] = Counter()  # (slot, key) -> items pushed
         self.sorted_picks = sorted_picks
         self.random_picks = random_picks
@@ -176,8 +198,29 @@ class FrontierQueue:
     def __len__(self) -> int:
         return len(self._dense)
 
-    def push(self, item: int, key: Key, slot: int) -> None:
-        """Add a pending id; ids must grow (gaps are fine: ids taken in an earlier run)."""
+    def push(self, item: int, key: Key, slot: int, seed: bool = False) -> None:
+        """Add a pending id; ids must grow (gaps are fine: ids taken in an earlier run).
+        seed: the request is a seed (no page linked to it): its slot has seed_first first
+        items."""
+        if seed:
+            self._seed_slots.add(slot)
+        given = self._first_given[slot]
+        if given < (self.seed_first if slot in self._seed_slots else self.first):
+            self._first_given[slot] = given + 1
+            self.push_first(item, key, slot, given)
+            return
+        key = self._add(item, key, slot)
+        self._level(key, slot).main.items.append(item)
+
+    def push_first(self, item: int, key: Key, slot: int, turn: int) -> None:
+        """Add a pending id as its slot's turn-th first item (0-based, below MAX_FIRST)."""
+        key = self._add(item, key, slot)
+        self._first_priority[item] = key[1]
+        level_key = (FIRST_LEVEL - min(turn, MAX_FIRST - 1), *key)
+        self._level_at(level_key, None).main.items.append(item)
+
+    def _add(self, item: int, key: Key, slot: int) -> Key:
+        """Record a pending id (not yet in a level); its key as the queue keeps it."""
         gap = item - len(self._pos)
         if gap < 0:
             raise ValueError(f"id {item} pushed after a larger one")
@@ -191,7 +234,7 @@ class FrontierQueue:
         self._weight_of.append(key[0])
         self._dense.append(item)
         self._by_weight[key[0]] += 1
-        self._level(key, slot).main.items.append(item)
+        return key
 
     def raise_weight(self, item: int, key: Key) -> bool:
         """Move a pending id up to a higher weight (new evidence about its url: link
@@ -208,6 +251,8 @@ class FrontierQueue:
         self._by_weight[self._weight_of[item]] -= 1
         self._by_weight[weight] += 1
         self._weight_of[item] = weight
+        if item in self._first_priority:
+            return True  # a first item: goes before the weights anyway
         self._level((weight, key[1]), self._slot_of[item]).main.items.append(item)
         return True
 
@@ -219,10 +264,12 @@ class FrontierQueue:
         return 0 <= item < len(self._pos) and self._pos[item] >= 0
 
     def _level(self, key: Key, slot: int) -> _Level:
-        level_key = (*key, -self._turn(slot, key))
+        return self._level_at((*key, -self._turn(slot, key)), key[0])
+
+    def _level_at(self, level_key: _LevelKey, weight: int | None) -> _Level:
         level = self._levels.get(level_key)
         if level is None:
-            level = self._levels[level_key] = _Level(key[0])
+            level = self._levels[level_key] = _Level(weight)
             insort(self._keys, level_key)
         return level
 
@@ -292,6 +339,7 @@ class FrontierQueue:
         dense.pop()
         pos[item] = -1
         self._by_weight[self._weight_of[item]] -= 1
+        self._first_priority.pop(item, None)
 
     def pending_by_weight(self) -> Counter[int]:
         """How many ids are pending per weight (O(weights))."""
@@ -299,9 +347,14 @@ class FrontierQueue:
 
     def pending_by_key(self) -> Counter[Key]:
         """How many ids are pending per key (for the close stats; walks every id)."""
-        pos, counts = self._pos, Counter[Key]()
+        pos, weight_of, counts = self._pos, self._weight_of, Counter[Key]()
         for (weight, priority, _turn), level in self._levels.items():
-            counts[weight, priority] += _pending(level, pos, self._weight_of)
+            if level.weight is None:  # first items: their own keys
+                for item in level.items():
+                    if pos[item] >= 0:
+                        counts[weight_of[item], self._first_priority[item]] += 1
+            else:
+                counts[weight, priority] += _pending(level, pos, weight_of)
         return +counts  # without the keys of no pending id
 
 

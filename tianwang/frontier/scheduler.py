@@ -65,10 +65,18 @@ PENDING_BY_WEIGHT = "tianwang/frontier/pending/w"
 DEFAULT_OUTLINKS = 20
 
 
-def new_queue(config: FrontierConfig) -> FrontierQueue:
-    """The local queue every frontier picks from: N sorted / M random, host turns."""
+def is_seed(request: Request) -> bool:
+    """A request no page linked to (a seed, a fed url, or their redirects): depth 0."""
+    return request.meta.get(meta.DEPTH, 0) == 0
+
+
+def new_queue(config: FrontierConfig, count_first: bool = True) -> FrontierQueue:
+    """The local queue every frontier picks from: N sorted / M random, host turns, a
+    host's first requests first (count_first=False: the shared frontier counts them)."""
     return FrontierQueue(
-        config.sorted_picks, config.random_picks, seed=config.seed, turns=config.host_turns
+        config.sorted_picks, config.random_picks, seed=config.seed, turns=config.host_turns,
+        first=config.host_first if count_first else 0,
+        seed_first=config.seed_host_first if count_first else 0,
     )
 
 
@@ -150,9 +158,16 @@ class FrontierSchedulerBase(BaseScheduler):
     def slot_name(self, request: Request) -> str:
         return self.queue_slots.name(self.slots.key(request), request.meta.get(meta.DEPTH, 0))
 
-    def _push(self, item: int, weight: int, priority: int, name: str) -> None:
+    def _push(self, item: int, weight: int, priority: int, name: str, seed: bool = False,
+              first_turn: int | None = None) -> None:
+        """Queue an id. seed: a seed's request (its host gets TIANWANG_SEED_HOST_FIRST
+        first requests); first_turn: the id is a host's first request of this turn, as the
+        shared frontier says (the queue does not count them itself then)."""
         slot = self.queue_slots.number(name)
-        self.queue.push(item, (weight, priority), slot)
+        if first_turn is None:
+            self.queue.push(item, (weight, priority), slot, seed)
+        else:
+            self.queue.push_first(item, (weight, priority), slot, first_turn)
         self.queue_slots.added(slot)
 
     def link_share(self, request: Request) -> tuple[float, float]:
@@ -296,7 +311,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         if self.cash is not None:
             key = None if fingerprint is None else LinkCash.key(fingerprint)
             self.cash.add(item, key, share, first)
-        self._push(item, weight, priority, name)
+        self._push(item, weight, priority, name, seed=is_seed(request))
         self.counts["scheduler/enqueued"] += 1
         return True
 
