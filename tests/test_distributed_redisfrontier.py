@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import random
 import time
 
 import pytest
@@ -13,6 +14,7 @@ from tests.redis_server import RedisServer
 from tianwang.distributed.bloom import BloomShape
 from tianwang.distributed.mapping import bucket_of
 from tianwang.distributed.redisfrontier import Push, RedisFrontier
+from tianwang.frontier.queue import FrontierQueue
 
 BUCKETS = 64
 _jobs = itertools.count()
@@ -214,6 +216,39 @@ def test_hosts_take_turns_among_equal_weights_as_in_the_local_frontier(
         pushes.append(Push(0, 9, 0, url.encode(), fingerprint(url), f"{name[0]}.example.com"))
     a.push(pushes)
     assert [url.rsplit("/", 1)[1] for url in drain(a)] == order.split()
+
+
+def test_a_hosts_first_requests_come_in_the_local_frontiers_order(redis_server, job) -> None:
+    """The shared frontier's scores against the local queue (itself checked against a
+    reference in test_frontier_queue.py): the same pushes, seeds among them, leave Redis in
+    the local queue's sorted order, and each taken entry says its first turn."""
+    rng = random.Random(25)
+    a = node(redis_server, job, "a")
+    a.turns, a.first, a.seed_first = 4, 2, 5
+    a.heartbeat(30)
+    local = FrontierQueue(10**6, 1, turns=4, first=2, seed_first=5)
+    pushes = []
+    for item in range(2_000):
+        slot, weight = rng.randrange(60), rng.choice([9, 8, 8, 5, 3, 0, -2])
+        seed = slot % 6 == 0 and rng.random() < 0.3
+        url = f"http://h{slot}.example.com/{item}"
+        pushes.append(Push(0, weight, 0, url.encode(), fingerprint(url), f"h{slot}", seed))
+        local.push(item, (weight, 0), slot, seed)
+    for start in range(0, len(pushes), 100):  # in batches, as a node pushes
+        a.push(pushes[start:start + 100])
+    taken = a.take(10_000, 0)
+    assert [int(t.blob.rsplit(b"/", 1)[1]) for t in taken] == drain_queue(local)
+    turns = [t.first_turn for t in taken]
+    assert turns[0] == 0 and None in turns and max(t for t in turns if t is not None) == 4
+    assert [t.weight for t in taken if t.first_turn is None] == sorted(
+        (t.weight for t in taken if t.first_turn is None), reverse=True)
+
+
+def drain_queue(queue: FrontierQueue) -> list[int]:
+    out = []
+    while (item := queue.pop()) is not None:
+        out.append(item)
+    return out
 
 
 def test_the_script_sets_the_bits_python_computes(redis_server, job) -> None:

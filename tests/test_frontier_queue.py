@@ -198,3 +198,54 @@ def test_pending_by_weight_follows_pushes_raises_and_pops() -> None:
         for (weight, _), count in queue.pending_by_key().items():
             walked[weight] += count
         assert queue.pending_by_weight() == walked
+
+
+@pytest.mark.parametrize(("first", "seed_first"), [(2, 8), (1, 0), (0, 3)])
+def test_a_hosts_first_items_go_before_the_weights_turn_by_turn(first: int,
+                                                                 seed_first: int) -> None:
+    """Against an independent reference: a slot's items go first while fewer than `first`
+    of its items did (`seed_first` once a seed was pushed on it), before every other item,
+    every slot's k-th first before any slot's k+1-th, the higher weight first within a turn,
+    then the older; the rest by weight, hosts taking turns among equals, then the older.
+    Sorted picks only; a tenth of the slots get a seed, some of them late."""
+    rng = random.Random(20261125)
+    n, turns = 6_000, 4
+    queue = FrontierQueue(10 * n, 1, seed=1, turns=turns, first=first, seed_first=seed_first)
+    given: Counter[int] = Counter()
+    seeded: set[int] = set()
+    same_key: Counter[tuple[int, int]] = Counter()
+    reference = []
+    for item in range(n):
+        slot, weight = rng.randrange(300), rng.choice([9, 8, 8, 7, 5, 5, 3, 0])
+        seed = slot % 10 == 0 and rng.random() < 0.3
+        queue.push(item, (weight, 0), slot, seed)
+        if seed:
+            seeded.add(slot)
+        if given[slot] < (seed_first if slot in seeded else first):
+            reference.append(((0, given[slot], -weight), item))
+            given[slot] += 1
+        else:
+            turn = min(same_key[slot, weight], turns)
+            same_key[slot, weight] += 1
+            reference.append(((1, -weight, turn), item))
+    expected = [item for _key, item in sorted(reference)]
+    got = [queue.pop() for _ in range(n)]
+    assert got == expected
+    assert queue.picks["sorted"] == n
+
+
+def test_a_raised_first_item_keeps_its_turn_and_counts_at_its_new_weight() -> None:
+    queue = FrontierQueue(1000, 1, first=1)
+    queue.push(0, (5, 0), slot=0)  # slot 0's first: before anything
+    queue.push(1, (9, 0), slot=0)
+    queue.push(2, (1, 0), slot=1)  # slot 1's first
+    assert queue.raise_weight(0, (7, 0))
+    assert queue.pending_by_key() == Counter({(7, 0): 1, (9, 0): 1, (1, 0): 1})
+    assert queue.pending_by_weight() == Counter({7: 1, 9: 1, 1: 1})
+    assert drain(queue) == [0, 2, 1]
+
+
+@pytest.mark.parametrize("bad", [(-1, 0), (0, 17)])
+def test_first_items_out_of_range_are_refused(bad: tuple[int, int]) -> None:
+    with pytest.raises(ValueError, match="from 0 to 16"):
+        FrontierQueue(1, 1, first=bad[0], seed_first=bad[1])

@@ -8,12 +8,20 @@ import subprocess
 import time
 import zlib
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from scrapy import Request, Spider, signals
 
-from tests.conftest import TestWeb, crawl_command, project_crawler, scrapy_crawl
+from tests.conftest import (
+    TestWeb,
+    crawl_command,
+    project_crawler,
+    scrapy_crawl,
+    serve_graph,
+    write_graph,
+)
 from tests.spec_reader import SpecError, read_records
 from tests.truth import load_truth, reach
 from tianwang.config import SettingError
@@ -144,6 +152,79 @@ def test_hosts_take_turns_among_equal_weights_unless_host_turns_is_0() -> None:
         for url in [*a, b]:  # host a's homepage was parsed first
             frontier.enqueue_request(Request(url))
         assert drain(frontier) == expected
+
+
+def test_a_hosts_first_requests_go_first_and_a_seeds_host_has_more() -> None:
+    """a.example.com is a seed's host (depth 0): 3 first requests here; b.example.com, found
+    by a link, 2. Within a turn the higher weight goes first; past them, the weights."""
+    a, b = "http://a.example.com/", "http://b.example.com/"
+    pushed = [(a, 0), (a + "x/y/z/deep.html", 1), (a + "p1.html", 1), (a + "p2.html", 1),
+              (b + "q/r/s/deep.html", 1), (b + "p1.html", 1), (b + "p2.html", 1)]
+    expected = {
+        # turn 0: a/, b's deep page; turn 1: b/p1 (the higher weight), a's deep page;
+        # turn 2: a/p1; then by weight: a/p2 and b/p2, hosts taking turns
+        (2, 3): [a, b + "q/r/s/deep.html", b + "p1.html", a + "x/y/z/deep.html", a + "p1.html",
+                 a + "p2.html", b + "p2.html"],
+        (0, 0): [a, a + "p1.html", b + "p1.html", a + "p2.html", b + "p2.html",
+                 a + "x/y/z/deep.html", b + "q/r/s/deep.html"],
+    }
+    for (first, seed_first), order in expected.items():
+        frontier, _ = scheduler(TIANWANG_SORTED_PICKS=1000, TIANWANG_HOST_FIRST=first,
+                                TIANWANG_SEED_HOST_FIRST=seed_first)
+        for url, depth in pushed:
+            frontier.enqueue_request(Request(url, meta={"depth": depth}))
+        assert drain(frontier) == order, (first, seed_first)
+
+
+# A real crawl's order (the access log): the seed a.test/ links first a deep page of its own,
+# then nine shallow ones and b.test/, which links first a deep page, then four shallow ones.
+# One connection a host. By weight a deep page comes last of its host; as one of its host's
+# first requests (a seed's host has 8, another 2) it comes right after the homepage.
+FIRSTS_PAGES = (["http://a.test/", "http://b.test/", "http://a.test/d1/d2/d3/deep.html"]
+                + [f"http://a.test/p{i}.html" for i in range(1, 10)]
+                + ["http://b.test/x1/x2/x3/deep.html"]
+                + [f"http://b.test/q{i}.html" for i in range(1, 5)])
+FIRSTS_EDGES = [(0, i) for i in range(2, 12)] + [(0, 1)] + [(1, i) for i in range(12, 17)]
+
+
+@pytest.fixture(scope="module")
+def firsts_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestWeb]:
+    directory = write_graph(tmp_path_factory.mktemp("firsts") / "graph", FIRSTS_PAGES,
+                            FIRSTS_EDGES)
+    yield from serve_graph(directory, tmp_path_factory.mktemp("firstsweb") / "access.jsonl")
+
+
+def served_in_order(web: TestWeb, tmp_path: Path, **settings: str) -> list[str]:
+    """The pages a crawl of a.test/ fetched, in the order the test web served them."""
+    start = len(web.access_log.read_text(encoding="utf-8").splitlines()) if \
+        web.access_log.exists() else 0
+    crawl_settings = {"TIANWANG_PROXY": web.address, "TIANWANG_DATA_DIR": str(tmp_path / "d"),
+                      "TIANWANG_MAX_LEVELS": "0", "TIANWANG_STAY_IN_HOST": "False",
+                      "CONCURRENT_REQUESTS_PER_DOMAIN": "1", "ITEM_PIPELINES": "{}", **settings}
+    tmp_path.mkdir()
+    result = scrapy_crawl("site", {"seeds": FIRSTS_PAGES[0]}, crawl_settings, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = web.access_log.read_text(encoding="utf-8").splitlines()[start:]
+    served = [json.loads(line)["url"] for line in lines]
+    pages = [url for url in served if not url.endswith("/robots.txt")]
+    assert sorted(pages) == sorted(FIRSTS_PAGES)  # every page once
+    return pages
+
+
+def test_a_real_crawl_fetches_each_hosts_first_links_first(firsts_web: TestWeb,
+                                                           tmp_path: Path) -> None:
+    def of_host(pages: list[str], host: str) -> list[str]:
+        return [url for url in pages if url.startswith(f"http://{host}/") and
+                url != f"http://{host}/"]
+
+    firsts = served_in_order(firsts_web, tmp_path / "firsts")
+    weights_only = served_in_order(firsts_web, tmp_path / "weights", TIANWANG_HOST_FIRST="0",
+                                   TIANWANG_SEED_HOST_FIRST="0")
+    for host, deep in [("a.test", FIRSTS_PAGES[2]), ("b.test", FIRSTS_PAGES[12])]:
+        assert of_host(firsts, host)[0] == deep
+        assert of_host(weights_only, host)[-1] == deep
+    # The seed's host has 8 first requests: its homepage and its first 7 links in page order.
+    assert of_host(firsts, "a.test")[:7] == FIRSTS_PAGES[2:9]
 
 
 def test_duplicates_are_dropped_unless_dont_filter() -> None:

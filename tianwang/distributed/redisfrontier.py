@@ -76,28 +76,28 @@ PUSH = LUA_TEST_AND_SET + """
 local p, k, m, turns = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local first, seed_first = tonumber(ARGV[5]), tonumber(ARGV[6])
 -- The rank of a host's next first request (nil past its first ones).
-local function first_rank(slot, seed, key)
-  if seed == '1' and seed_first > 0 then redis.call('HSET', p .. 'seedhost', slot, 1) end
+local function first_rank(host, seed, key)
+  if seed == '1' and seed_first > 0 then redis.call('HSET', p .. 'seedhost', host, 1) end
   local cap = first
-  if seed_first > 0 and redis.call('HEXISTS', p .. 'seedhost', slot) == 1 then
+  if seed_first > 0 and redis.call('HEXISTS', p .. 'seedhost', host) == 1 then
     cap = seed_first
   end
   if cap == 0 then return nil end
-  local given = tonumber(redis.call('HGET', p .. 'first', slot) or '0')
+  local given = tonumber(redis.call('HGET', p .. 'first', host) or '0')
   if given >= cap then return nil end
-  redis.call('HSET', p .. 'first', slot, given + 1)
+  redis.call('HSET', p .. 'first', host, given + 1)
   return 2097152 + (15 - given) * 65536 + key
 end
 local out, i = {}, 7
 while i <= #ARGV do
-  local bucket, key, slot, seed = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
-  local blob, nfp = ARGV[i + 4], ARGV[i + 5]
+  local bucket, key, slot, host = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
+  local seed, blob, nfp = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
   local new = true
-  local fp = nfp == '1' and ARGV[i + 6] .. ':' .. ARGV[i + 7]  -- LINK's key of the url
-  if nfp == '1' then new = bloom_test_and_set(p, k, m, i + 6) end
-  i = i + 6 + (nfp == '1' and 2 or 0)
+  local fp = nfp == '1' and ARGV[i + 7] .. ':' .. ARGV[i + 8]  -- LINK's key of the url
+  if nfp == '1' then new = bloom_test_and_set(p, k, m, i + 7) end
+  i = i + 7 + (nfp == '1' and 2 or 0)
   if new then
-    local rank = first_rank(slot, seed, key)
+    local rank = first_rank(host, seed, key)
     if not rank then
       local turn = 0
       if turns > 0 then
@@ -262,8 +262,9 @@ class Push:
     priority: int
     blob: bytes
     fingerprint: bytes | None  # None: dont_filter, never deduplicated
-    slot: str = ""  # the host (downloader slot), for the hosts' turns
+    slot: str = ""  # the queue slot (the host, and its level if any), for the hosts' turns
     seed: bool = False  # no page linked to it: its host has TIANWANG_SEED_HOST_FIRST firsts
+    host: str = ""  # what a host's first requests are counted by; "": the slot
 
 
 @dataclass(frozen=True)
@@ -426,7 +427,8 @@ class RedisFrontier:
                               self.first, self.seed_first]
         for push in pushes:
             key = key_rank(push.weight, push.priority)
-            args += [push.bucket, key, push.slot, int(push.seed), push.blob]
+            args += [push.bucket, key, push.slot, push.host or push.slot, int(push.seed),
+                     push.blob]
             if push.fingerprint is None:
                 args.append(0)
             else:

@@ -212,8 +212,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         blob = encode(request, self.spider)
         bucket = bucket_of(host, self.frontier.buckets)
         slot = self.queue_slots.name(host, request.meta.get(meta.DEPTH, 0))  # for host turns
-        self._outbox.append(
-            Push(bucket, weight, request.priority, blob, fingerprint, slot, is_seed(request)))
+        self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint, slot,
+                                 is_seed(request), host))
         if len(self._outbox) >= self.batch:
             self._sync(take=False)
         return True  # a duplicate is known only when the batch is pushed

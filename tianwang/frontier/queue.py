@@ -16,9 +16,9 @@ Without it, a host whose links came first would have its one connection spent on
 them (its about pages and small sections too) before a later host's main sections get one.
 The turn is part of the level's key, so it costs nothing at pick time.
 
-A host's first pages (``first`` > 0): a slot's first ``first`` items, whatever their weight,
-go before every other item, turn by turn (every slot's first before any slot's second), the
-higher weight first within a turn. A slot given a seed (``push(seed=True)``) has
+A host's first pages (``first`` > 0): a host's first ``first`` items, whatever their weight,
+go before every other item, turn by turn (every host's first before any host's second), the
+higher weight first within a turn. A host given a seed (``push(seed=True)``) has
 ``seed_first`` such items. The hosts a crawl starts from, or comes upon, each get a look at
 their home page and main sections before the weights (which favour small hosts at first: a
 page's cash is shared among its links) decide: breadth first's round robin over hosts, for
@@ -176,8 +176,8 @@ class FrontierQueue:
             raise ValueError(f"first and seed_first must be from 0 to {MAX_FIRST}")
         self.turns = turns
         self.first, self.seed_first = first, seed_first
-        self._first_given: Counter[int] = Counter()  # slot -> its first items so far
-        self._seed_slots: set[int] = set()  # slots given a seed: seed_first first items
+        self._first_given: Counter[int] = Counter()  # host -> its first items so far
+        self._seed_hosts: set[int] = set()  # hosts given a seed: seed_first first items
         self._first_priority: dict[int, int] = {}  # pending first item -> its priority
         self._pushed: Counter[tuple[int, Key]] = Counter()  # (slot, key) -> items pushed
         self.sorted_picks = sorted_picks
@@ -198,22 +198,25 @@ class FrontierQueue:
     def __len__(self) -> int:
         return len(self._dense)
 
-    def push(self, item: int, key: Key, slot: int, seed: bool = False) -> None:
+    def push(self, item: int, key: Key, slot: int, seed: bool = False,
+             host: int | None = None) -> None:
         """Add a pending id; ids must grow (gaps are fine: ids taken in an earlier run).
-        seed: the request is a seed (no page linked to it): its slot has seed_first first
-        items."""
+        seed: the request is a seed (no page linked to it): its host has seed_first first
+        items. host: what the first items are counted by (the slot itself by default; a
+        host's slots are per level when the crawl goes level by level)."""
+        host = slot if host is None else host
         if seed:
-            self._seed_slots.add(slot)
-        given = self._first_given[slot]
-        if given < (self.seed_first if slot in self._seed_slots else self.first):
-            self._first_given[slot] = given + 1
+            self._seed_hosts.add(host)
+        given = self._first_given[host]
+        if given < (self.seed_first if host in self._seed_hosts else self.first):
+            self._first_given[host] = given + 1
             self.push_first(item, key, slot, given)
             return
         key = self._add(item, key, slot)
         self._level(key, slot).main.items.append(item)
 
     def push_first(self, item: int, key: Key, slot: int, turn: int) -> None:
-        """Add a pending id as its slot's turn-th first item (0-based, below MAX_FIRST)."""
+        """Add a pending id as its host's turn-th first item (0-based, below MAX_FIRST)."""
         key = self._add(item, key, slot)
         self._first_priority[item] = key[1]
         level_key = (FIRST_LEVEL - min(turn, MAX_FIRST - 1), *key)

@@ -165,7 +165,8 @@ class FrontierSchedulerBase(BaseScheduler):
         shared frontier says (the queue does not count them itself then)."""
         slot = self.queue_slots.number(name)
         if first_turn is None:
-            self.queue.push(item, (weight, priority), slot, seed)
+            host = self.queue_slots.downloader_slot(slot)
+            self.queue.push(item, (weight, priority), slot, seed, host)
         else:
             self.queue.push_first(item, (weight, priority), slot, first_turn)
         self.queue_slots.added(slot)
