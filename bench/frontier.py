@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from scrapy import Request, Spider  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
 
+from tianwang.default_settings import TIANWANG_HOST_FIRST as FIRST  # noqa: E402
 from tianwang.default_settings import TIANWANG_HOST_TURNS as TURNS  # noqa: E402
 from tianwang.frontier.dupefilter import BloomDupeFilter  # noqa: E402
 from tianwang.frontier.linkscore import LinkCash  # noqa: E402
@@ -99,7 +100,7 @@ def frontier_rate(urls: list[str], jobdir: Path | None, links: bool = False
     spider = BenchSpider()
     store = RequestLog(jobdir, spider) if jobdir else MemoryStore()
     store.open(lambda entry: None)
-    queue = FrontierQueue(1, 1, seed=1, turns=TURNS)
+    queue = FrontierQueue(1, 1, seed=1, turns=TURNS, first=FIRST)
     cash = LinkCash(0.75, 8) if links else None
     rng = random.Random(7)
     keys: list[int] = []
@@ -190,7 +191,8 @@ def pending_rss(n: int) -> None:
         directory = Path(tmp) / "job"
         spider = BenchSpider()
         before = rss_mb()
-        log, queue = RequestLog(directory, spider), FrontierQueue(1, 1, seed=1, turns=TURNS)
+        log = RequestLog(directory, spider)
+        queue = FrontierQueue(1, 1, seed=1, turns=TURNS, first=FIRST)
         cash = LinkCash(0.75, 8)  # link relations, as the defaults have them
         bloom = _bloom()
         log.open(lambda entry: None)
@@ -233,7 +235,8 @@ def resume(directory: Path) -> None:
     """Reopen a frontier left by pending_rss, as FrontierScheduler.open does."""
     before = rss_mb()
     start = time.perf_counter()
-    log, queue = RequestLog(directory, BenchSpider()), FrontierQueue(1, 1, turns=TURNS)
+    log = RequestLog(directory, BenchSpider())
+    queue = FrontierQueue(1, 1, turns=TURNS, first=FIRST)
     bloom = _bloom()
     covered = bloom.load(directory / "bloom.bin")
     slots: dict[str, int] = {}

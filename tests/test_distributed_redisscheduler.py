@@ -53,7 +53,8 @@ def test_sorted_picks_follow_weight_boost_and_priority_as_the_local_frontier(
 
 def test_one_sorted_then_one_random_pick_at_1_1(redis_server: RedisServer) -> None:
     frontier = scheduler(redis_server, TIANWANG_REDIS_BATCH=8, TIANWANG_SORTED_PICKS=1,
-                         TIANWANG_RANDOM_PICKS=1)
+                         TIANWANG_RANDOM_PICKS=1, TIANWANG_HOST_FIRST=0,
+                         TIANWANG_SEED_HOST_FIRST=0)  # 64 seeds' hosts: all would be firsts
     urls = [f"http://h{i}.example.com/{'d/' * (i % 8)}p.html" for i in range(64)]
     for url in urls:
         frontier.enqueue_request(Request(url))

@@ -231,7 +231,8 @@ def test_a_hosts_first_items_go_before_the_weights_turn_by_turn(first: int,
     expected = [item for _key, item in sorted(reference)]
     got = [queue.pop() for _ in range(n)]
     assert got == expected
-    assert queue.picks["sorted"] == n
+    firsts = sum(1 for key, _item in reference if key[0] == 0)
+    assert queue.picks == {"first": firsts, "sorted": n - firsts, "random": 0}
 
 
 def test_a_raised_first_item_keeps_its_turn_and_counts_at_its_new_weight() -> None:
@@ -249,3 +250,15 @@ def test_a_raised_first_item_keeps_its_turn_and_counts_at_its_new_weight() -> No
 def test_first_items_out_of_range_are_refused(bad: tuple[int, int]) -> None:
     with pytest.raises(ValueError, match="from 0 to 16"):
         FrontierQueue(1, 1, first=bad[0], seed_first=bad[1])
+
+
+def test_first_items_go_before_the_alternation_and_are_not_counted_in_it() -> None:
+    """At 1:1, a random pick could take any pending id; the hosts' first ids all leave
+    first all the same, then the N:M cycle runs exactly as without them."""
+    queue = FrontierQueue(1, 1, seed=4, first=1)
+    for item in range(200):
+        queue.push(item, (item % 5, 0), slot=item % 20)
+    order = drain(queue)
+    assert sorted(order[:20]) == list(range(20))  # each slot's first id, before anything
+    assert order[:20] == sorted(range(20), key=lambda item: (-(item % 5), item))
+    assert queue.picks == {"first": 20, "sorted": 90, "random": 90}

@@ -371,7 +371,7 @@ def test_a_resumable_3_to_1_crawl_stores_exactly_the_reachable_pages(
     assert len(expected) > 300
     assert set(stored) == expected
     assert max(stored.values()) == 1
-    picks = stats["tianwang/frontier/sorted_picks"] + stats["tianwang/frontier/random_picks"]
+    picks = sum(stats[f"tianwang/frontier/{kind}_picks"] for kind in ("first", "sorted", "random"))
     assert picks == stats["scheduler/dequeued"] == stats["scheduler/enqueued"]
     assert stats["tianwang/frontier/sorted_picks"] >= 3 * stats["tianwang/frontier/random_picks"]
 

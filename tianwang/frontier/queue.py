@@ -178,7 +178,8 @@ class FrontierQueue:
         self.first, self.seed_first = first, seed_first
         self._first_given: Counter[int] = Counter()  # host -> its first items so far
         self._seed_hosts: set[int] = set()  # hosts given a seed: seed_first first items
-        self._first_priority: dict[int, int] = {}  # pending first item -> its priority
+        self._is_first = bytearray()  # id -> 1 if pushed as a host's first item
+        self._firsts = 0  # first items pending
         self._pushed: Counter[tuple[int, Key]] = Counter()  # (slot, key) -> items pushed
         self.sorted_picks = sorted_picks
         self.random_picks = random_picks
@@ -218,7 +219,8 @@ class FrontierQueue:
     def push_first(self, item: int, key: Key, slot: int, turn: int) -> None:
         """Add a pending id as its host's turn-th first item (0-based, below MAX_FIRST)."""
         key = self._add(item, key, slot)
-        self._first_priority[item] = key[1]
+        self._is_first[item] = 1
+        self._firsts += 1
         level_key = (FIRST_LEVEL - min(turn, MAX_FIRST - 1), *key)
         self._level_at(level_key, None).main.items.append(item)
 
@@ -231,10 +233,12 @@ class FrontierQueue:
             self._pos.extend(array("q", [-1]) * gap)
             self._slot_of.extend(array("i", [0]) * gap)
             self._weight_of.extend(array("h", [0]) * gap)
+            self._is_first.extend(bytes(gap))
         key = (_int16(key[0]), key[1])
         self._pos.append(len(self._dense))
         self._slot_of.append(slot)
         self._weight_of.append(key[0])
+        self._is_first.append(0)
         self._dense.append(item)
         self._by_weight[key[0]] += 1
         return key
@@ -254,7 +258,7 @@ class FrontierQueue:
         self._by_weight[self._weight_of[item]] -= 1
         self._by_weight[weight] += 1
         self._weight_of[item] = weight
-        if item in self._first_priority:
+        if self._is_first[item]:
             return True  # a first item: goes before the weights anyway
         self._level((weight, key[1]), self._slot_of[item]).main.items.append(item)
         return True
@@ -290,6 +294,13 @@ class FrontierQueue:
         if not self._dense:
             return None
         is_full = _memo(full) if full is not None else _never_full
+        # A host's first items go before the N:M alternation too: they are not in the
+        # cycle, whose random picks would otherwise take a tenth of them at random.
+        item = self._sorted_pick(is_full, firsts_only=True) if self._firsts else None
+        if item is not None:
+            self._take(item)
+            self.picks["first"] += 1
+            return item
         want_random = self._cycle >= self.sorted_picks
         item = self._random_pick(is_full) if want_random else None
         kind = "random"
@@ -314,9 +325,11 @@ class FrontierQueue:
                 return item
         return None
 
-    def _sorted_pick(self, full: Callable[[int], bool]) -> int | None:
+    def _sorted_pick(self, full: Callable[[int], bool], firsts_only: bool = False) -> int | None:
         pos, weight_of = self._pos, self._weight_of
         for key in reversed(list(self._keys)):
+            if firsts_only and key[0] <= FIRST_LEVEL - MAX_FIRST:
+                return None  # the levels of first items are all above
             level = self._levels[key]
             main = level.main_candidate(pos, self._slot_of, full, weight_of)
             parked, slot = level.parked_candidate(pos, full, weight_of)
@@ -342,7 +355,7 @@ class FrontierQueue:
         dense.pop()
         pos[item] = -1
         self._by_weight[self._weight_of[item]] -= 1
-        self._first_priority.pop(item, None)
+        self._firsts -= self._is_first[item]
 
     def pending_by_weight(self) -> Counter[int]:
         """How many ids are pending per weight (O(weights))."""
@@ -351,12 +364,14 @@ class FrontierQueue:
     def pending_by_key(self) -> Counter[Key]:
         """How many ids are pending per key (for the close stats; walks every id)."""
         pos, weight_of, counts = self._pos, self._weight_of, Counter[Key]()
-        for (weight, priority, _turn), level in self._levels.items():
-            if level.weight is None:  # first items: their own keys
+        for level_key, level in self._levels.items():
+            if level.weight is None:  # first items: (turn, weight pushed, priority)
+                priority = level_key[2]
                 for item in level.items():
-                    if pos[item] >= 0:
-                        counts[weight_of[item], self._first_priority[item]] += 1
+                    if pos[item] >= 0:  # at its weight now, raised or not
+                        counts[weight_of[item], priority] += 1
             else:
+                weight, priority, _turn = level_key
                 counts[weight, priority] += _pending(level, pos, weight_of)
         return +counts  # without the keys of no pending id
 

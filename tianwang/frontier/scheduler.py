@@ -354,6 +354,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         self._add_counts_to_stats()
         self.stats.set_value("tianwang/frontier/sorted_picks", self.queue.picks["sorted"])
         self.stats.set_value("tianwang/frontier/random_picks", self.queue.picks["random"])
+        self.stats.set_value("tianwang/frontier/first_picks", self.queue.picks["first"])
         self._record_pending()
         if isinstance(self.store, RequestLog) and self.store.unserializable:
             self.stats.set_value("tianwang/frontier/unserializable", self.store.unserializable)
