@@ -296,7 +296,8 @@ class FrontierQueue:
         is_full = _memo(full) if full is not None else _never_full
         # A host's first items go before the N:M alternation too: they are not in the
         # cycle, whose random picks would otherwise take a tenth of them at random.
-        item = self._sorted_pick(is_full, firsts_only=True) if self._firsts else None
+        # (A random pick then finds no first item either: all are on full slots.)
+        item = self._sorted_pick(is_full, firsts=True) if self._firsts else None
         if item is not None:
             self._take(item)
             self.picks["first"] += 1
@@ -305,7 +306,7 @@ class FrontierQueue:
         item = self._random_pick(is_full) if want_random else None
         kind = "random"
         if item is None:
-            item, kind = self._sorted_pick(is_full), "sorted"
+            item, kind = self._sorted_pick(is_full, firsts=False), "sorted"
         if item is None:
             return None
         self._take(item)
@@ -325,11 +326,15 @@ class FrontierQueue:
                 return item
         return None
 
-    def _sorted_pick(self, full: Callable[[int], bool], firsts_only: bool = False) -> int | None:
+    def _sorted_pick(self, full: Callable[[int], bool], firsts: bool = False) -> int | None:
+        """The first free item of the highest level: among the levels of first items only
+        (firsts=True, the top ones), or below them."""
         pos, weight_of = self._pos, self._weight_of
         for key in reversed(list(self._keys)):
-            if firsts_only and key[0] <= FIRST_LEVEL - MAX_FIRST:
-                return None  # the levels of first items are all above
+            if (key[0] > FIRST_LEVEL - MAX_FIRST) != firsts:
+                if firsts:
+                    return None  # past the levels of first items
+                continue
             level = self._levels[key]
             main = level.main_candidate(pos, self._slot_of, full, weight_of)
             parked, slot = level.parked_candidate(pos, full, weight_of)
