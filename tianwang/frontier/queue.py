@@ -295,7 +295,7 @@ class FrontierQueue:
             return None
         is_full = _memo(full) if full is not None else _never_full
         # A host's first items go before the N:M alternation too: they are not in the
-        # cycle, whose random picks would otherwise take a tenth of them at random.
+        # cycle, whose random picks would otherwise take some of them at random.
         # (A random pick then finds no first item either: all are on full slots.)
         item = self._sorted_pick(is_full, firsts=True) if self._firsts else None
         if item is not None:
