@@ -129,7 +129,8 @@ return out
 # double), its priority, turn and id stay. Once a url is not queued its member entry goes.
 # The raise is the difference of the bonus of the cash after and before, which is the same
 # whether or not TIANWANG_LINK_RELATIVE discounts the first share (up to rounding): the node
-# weighs a new url's first share itself. The hashes keep an entry per url seen (about 100
+# weighs a new url's first share itself. A host's first request, ranked above every weight,
+# reads as a weight of 256 or more here and is left where it is. The hashes keep an entry per url seen (about 100
 # bytes in Redis each) for the crawl's life.
 LINK = """
 local p, per = ARGV[1], tonumber(ARGV[2])
@@ -297,8 +298,8 @@ def unrank(member: str, score: bytes | str | float) -> tuple[int, int, int, int 
     rank = int(ident - float(score)) // SHIFT
     turn = None
     if rank >= FIRST_RANK:
-        slots, key = divmod(rank - FIRST_RANK, KEYS)
-        turn = 15 - slots
+        later, key = divmod(rank - FIRST_RANK, KEYS)  # later: 15 - turn
+        turn = 15 - later
     else:
         key = rank // 32
     weight, priority = divmod(key, 128)
