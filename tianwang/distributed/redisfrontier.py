@@ -130,8 +130,8 @@ return out
 # The raise is the difference of the bonus of the cash after and before, which is the same
 # whether or not TIANWANG_LINK_RELATIVE discounts the first share (up to rounding): the node
 # weighs a new url's first share itself. A host's first request, ranked above every weight,
-# reads as a weight of 256 or more here and is left where it is. The hashes keep an entry per url seen (about 100
-# bytes in Redis each) for the crawl's life.
+# reads as a weight of 256 or more here and is left where it is. The hashes keep an entry per
+# url seen (about 100 bytes in Redis each) for the crawl's life.
 LINK = """
 local p, per = ARGV[1], tonumber(ARGV[2])
 local function bonus(c)
