@@ -14,7 +14,7 @@ import pytest
 from scrapy import Request
 
 from tests.conftest import TestWeb, scrapy_crawl, serve_graph, write_graph
-from tests.test_frontier_scheduler import scheduler
+from tests.test_frontier_scheduler import NO_FIRSTS, scheduler
 from tianwang import meta
 from tianwang.frontier.linkscore import MIN_CASH, LinkCash
 from tianwang.frontier.queue import FrontierQueue
@@ -170,8 +170,8 @@ def position_of_voted_page(web: TestWeb, tmp_path: Path, **settings: str) -> int
     crawl_settings = {"TIANWANG_PROXY": web.address, "TIANWANG_DATA_DIR": str(tmp_path / "d"),
                       "TIANWANG_MAX_LEVELS": "0", "TIANWANG_STAY_IN_HOST": "False",
                       "CONCURRENT_REQUESTS_PER_DOMAIN": "1", "TIANWANG_SORTED_PICKS": "1000",
-                      "ITEM_PIPELINES": "{}", "TIANWANG_HOST_FIRST": "0",
-                      "TIANWANG_SEED_HOST_FIRST": "0", **settings}
+                      "ITEM_PIPELINES": "{}", **{k: str(v) for k, v in NO_FIRSTS.items()},
+                      **settings}
     result = scrapy_crawl("site", {"seeds": PAGES[0]}, crawl_settings, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = web.access_log.read_text(encoding="utf-8").splitlines()[start:]

@@ -77,13 +77,15 @@ local p, k, m, turns = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(A
 local first, seed_first = tonumber(ARGV[5]), tonumber(ARGV[6])
 -- The rank of a host's next first request (nil past its first ones).
 local function first_rank(host, seed, key)
+  if first == 0 and seed_first == 0 then return nil end
   if seed == '1' and seed_first > 0 then redis.call('HSET', p .. 'seedhost', host, 1) end
+  local given = tonumber(redis.call('HGET', p .. 'first', host) or '0')
+  -- A host past both counts (most pushes, once the crawl is under way): one HGET only.
+  if given >= math.max(first, seed_first) then return nil end
   local cap = first
   if seed_first > 0 and redis.call('HEXISTS', p .. 'seedhost', host) == 1 then
     cap = seed_first
   end
-  if cap == 0 then return nil end
-  local given = tonumber(redis.call('HGET', p .. 'first', host) or '0')
   if given >= cap then return nil end
   redis.call('HSET', p .. 'first', host, given + 1)
   return 2097152 + (15 - given) * 65536 + key

@@ -418,10 +418,9 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 del self._local[item]
                 self._item_cash.pop(item, None)
                 self.queue_slots.finished(slot)
-            elif taken.first_turn is None:
-                self.queue.push(item, (taken.weight, taken.priority), slot)
             else:
-                self.queue.push_first(item, (taken.weight, taken.priority), slot, taken.first_turn)
+                self._enqueue(item, (taken.weight, taken.priority), slot,
+                              first_turn=taken.first_turn)
 
 
 

@@ -57,6 +57,11 @@ _LevelKey = tuple[int, int, int]
 FIRST_LEVEL = 2**16 + MAX_FIRST
 
 
+def _is_first_level(level_key: _LevelKey) -> bool:
+    """A level of a host's first items (all above every weight's)."""
+    return level_key[0] > FIRST_LEVEL - MAX_FIRST
+
+
 class _Fifo:
     """A FIFO of ints in one array; the consumed head is cut off once it is most of it."""
 
@@ -331,7 +336,7 @@ class FrontierQueue:
         (firsts=True, the top ones), or below them."""
         pos, weight_of = self._pos, self._weight_of
         for key in reversed(list(self._keys)):
-            if (key[0] > FIRST_LEVEL - MAX_FIRST) != firsts:
+            if _is_first_level(key) != firsts:
                 if firsts:
                     return None  # past the levels of first items
                 continue
@@ -370,7 +375,7 @@ class FrontierQueue:
         """How many ids are pending per key (for the close stats; walks every id)."""
         pos, weight_of, counts = self._pos, self._weight_of, Counter[Key]()
         for level_key, level in self._levels.items():
-            if level.weight is None:  # first items: (turn, weight pushed, priority)
+            if _is_first_level(level_key):  # (turn, weight pushed, priority)
                 priority = level_key[2]
                 for item in level.items():
                     if pos[item] >= 0:  # at its weight now, raised or not

@@ -40,7 +40,7 @@ from tianwang.config.frontier import FrontierConfig
 from tianwang.frontier.dupefilter import BloomDupeFilter
 from tianwang.frontier.levels import QueueSlots
 from tianwang.frontier.linkscore import SEED_CASH, LinkCash
-from tianwang.frontier.queue import FrontierQueue
+from tianwang.frontier.queue import FrontierQueue, Key
 from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog, clip
 from tianwang.frontier.slots import DownloaderSlots, engine_of
 from tianwang.urls import url_host
@@ -164,12 +164,17 @@ class FrontierSchedulerBase(BaseScheduler):
         first requests); first_turn: the id is a host's first request of this turn, as the
         shared frontier says (the queue does not count them itself then)."""
         slot = self.queue_slots.number(name)
+        self._enqueue(item, (weight, priority), slot, seed, first_turn)
+        self.queue_slots.added(slot)
+
+    def _enqueue(self, item: int, key: Key, slot: int, seed: bool = False,
+                 first_turn: int | None = None) -> None:
+        """Into the queue, a host's first requests counted by host (the downloader slot)."""
         if first_turn is None:
             host = self.queue_slots.downloader_slot(slot)
-            self.queue.push(item, (weight, priority), slot, seed, host)
+            self.queue.push(item, key, slot, seed, host)
         else:
-            self.queue.push_first(item, (weight, priority), slot, first_turn)
-        self.queue_slots.added(slot)
+            self.queue.push_first(item, key, slot, first_turn)
 
     def link_share(self, request: Request) -> tuple[float, float]:
         """The cash a request's link brings its url, and that share as a link within the
