@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.redis_cluster import redis_cluster  # noqa: F401 - a Redis Cluster (issue 22)
 from tests.redis_server import redis_server  # noqa: F401 - a session redis-server (issue 7)
 from tests.truth import load_truth
 from tianwang.testweb.launcher import TestWebProcess

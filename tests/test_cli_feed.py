@@ -57,7 +57,7 @@ def test_a_url_pushed_into_a_running_crawl_is_fetched_once_by_its_hosts_node(
     with TestWebProcess(*WEB, access_log=tmp_path / "access.jsonl") as web:
         joining = node(web, server, tmp_path, 0, None)
         deadline = time.monotonic() + 60
-        while client.scard(f"tianwang:{JOB}:nodes") < 1:
+        while client.scard(f"tianwang:{{{JOB}}}:nodes") < 1:
             assert time.monotonic() < deadline
             time.sleep(0.05)
         seeding = node(web, server, tmp_path, 1, write_seeds(tmp_path / "seeds.txt", seeds))
@@ -65,10 +65,10 @@ def test_a_url_pushed_into_a_running_crawl_is_fetched_once_by_its_hosts_node(
                 (tmp_path / "access.jsonl").read_text().splitlines()) < 4:
             assert time.monotonic() < deadline, (tmp_path / "node1.log").read_text()[-2000:]
             time.sleep(0.05)
-        table = {int(b): n.decode() for b, n in client.hgetall(f"tianwang:{JOB}:table").items()}
+        table = {int(b): n.decode() for b, n in client.hgetall(f"tianwang:{{{JOB}}}:table").items()}
         fed = tianwang_cli("feed", "--redis", server.url, "--job", JOB, target)
         assert fed.returncode == 0, fed.stderr
-        assert fed.stdout == f"pushed 1 urls into tianwang:{JOB}:feed\n"
+        assert fed.stdout == f"pushed 1 urls into tianwang:{{{JOB}}}:feed\n"
         for proc in (joining, seeding):
             proc.wait(timeout=120)
         access = [json.loads(line)["url"]
@@ -109,4 +109,4 @@ def test_an_unseeded_node_says_it_waits_and_a_finished_job_rerun_says_so(
         "(tianwang feed --reset) to crawl afresh")
     reset = tianwang_cli("feed", "--redis", server.url, "--job", JOB, "--reset")
     assert reset.returncode == 0 and reset.stdout.startswith("deleted ")
-    assert not redis.Redis.from_url(server.url).keys(f"tianwang:{JOB}:*")
+    assert not redis.Redis.from_url(server.url).keys(f"tianwang:{{{JOB}}}:*")

@@ -1,4 +1,5 @@
-"""Three `scrapy crawl site` nodes sharing one crawl through a real redis-server.
+"""Three `scrapy crawl site` nodes sharing one crawl through a real redis-server, or a real
+Redis Cluster (3 masters, 3 replicas).
 
 The test web has 300 hosts of few pages. Each node stores into its own data dir and, through
 the FetchLog extension below, writes every url it sends to the web, so the test web's access
@@ -17,16 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import redis
 from scrapy import signals
 
 from tests.conftest import crawl_command
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 from tests.test_frontier_scheduler import read_tree
 from tests.truth import host_of, load_truth, reach
+from tianwang.distributed.connection import connect
+from tianwang.distributed.redisfrontier import job_prefix
 from tianwang.testweb.launcher import TestWebProcess, write_seeds
 
 WEB = (11, 300, 6)  # seed, hosts, max pages per host
+JOB = "web300"
+ON_CLUSTER = {"TIANWANG_REDIS_CLUSTER": "True"}
 NODES = 3
 STORAGE_ONLY = json.dumps(
     {
@@ -94,16 +99,21 @@ def fetched_since(web: Web, start: int) -> list[str]:
     return [json.loads(line)["url"] for line in lines]
 
 
-def start_nodes(web: Web, server: RedisServer, workdir: Path, **extra: str) -> list:
+def job_client(url: str, extra: dict[str, str]):
+    """A client of the job's keys, on a redis-server or on the cluster (as the nodes are)."""
+    return connect(url, job_prefix(JOB) if extra.get("TIANWANG_REDIS_CLUSTER") else None)
+
+
+def start_nodes(web: Web, url: str, workdir: Path, **extra: str) -> list:
     """Two joining nodes, then (once they are members) the node that seeds the crawl."""
     seeds = write_seeds(workdir / "seeds.txt", web.homes)
-    client = redis.Redis.from_url(server.url)
+    client = job_client(url, extra)
     procs = []
     for i in range(NODES):
         settings = {
             "TIANWANG_PROXY": web.address,
-            "TIANWANG_REDIS_URL": server.url,
-            "TIANWANG_REDIS_JOB": "web300",
+            "TIANWANG_REDIS_URL": url,
+            "TIANWANG_REDIS_JOB": JOB,
             "TIANWANG_NODE_NAME": f"node{i}",
             "TIANWANG_LEASE_SECONDS": "3",
             "TIANWANG_DATA_DIR": str(workdir / f"data{i}"),
@@ -115,7 +125,7 @@ def start_nodes(web: Web, server: RedisServer, workdir: Path, **extra: str) -> l
         seeding = i == NODES - 1
         if seeding:  # seed once every node is in: no bucket moves while pages are fetched
             deadline = time.monotonic() + 60
-            while client.scard("tianwang:web300:nodes") < NODES - 1:
+            while client.scard(job_prefix(JOB) + "nodes") < NODES - 1:
                 assert time.monotonic() < deadline, [p.poll() for p in procs]
                 time.sleep(0.05)
         command, env = crawl_command("site", {"seeds": str(seeds)} if seeding else {}, settings)
@@ -197,16 +207,37 @@ def assert_fetched_once(
     assert all(n == sent[url] + 1 for url, n in resent.items()), resent
 
 
+def assert_nothing_left(client) -> None:
+    """No request queued or leased in the job's keys, for any node."""
+    prefix = job_prefix(JOB)
+    queues = client.keys(prefix + "q:*")
+    leases = client.keys(prefix + "lease:*")
+    assert [k for k in queues if client.zcard(k)] == [], queues
+    assert [k for k in leases if client.hlen(k)] == [], leases
+
+
 def test_three_nodes_store_what_one_crawl_stores_each_host_on_one_node(
     web: Web, fresh_redis: RedisServer, tmp_path: Path
 ) -> None:
+    crawl_and_check_three_nodes(web, fresh_redis.url, tmp_path, {})
+
+
+def test_three_nodes_on_a_redis_cluster_store_what_one_crawl_stores(
+    web: Web, redis_cluster: RedisCluster, tmp_path: Path
+) -> None:
+    crawl_and_check_three_nodes(web, redis_cluster.url, tmp_path, ON_CLUSTER)
+
+
+def crawl_and_check_three_nodes(web: Web, url: str, tmp_path: Path,
+                                extra: dict[str, str]) -> None:
     start = access_lines(web)
-    procs = start_nodes(web, fresh_redis, tmp_path)
+    procs = start_nodes(web, url, tmp_path, **extra)
     wait_all(procs, tmp_path)
     for i, proc in enumerate(procs):
         assert proc.returncode == 0, node_log(tmp_path, i)[-3000:]
         log = node_log(tmp_path, i)
         assert " WARNING: " not in log and " ERROR: " not in log, log[-3000:]
+    assert_nothing_left(job_client(url, extra))
     stored = stored_union(tmp_path)
     assert len(web.expected) > 800
     assert set(stored) == web.expected
@@ -223,7 +254,7 @@ def test_kill_9_of_one_node_midway_still_stores_every_page_once(
     web: Web, fresh_redis: RedisServer, tmp_path: Path
 ) -> None:
     start = access_lines(web)
-    procs = start_nodes(web, fresh_redis, tmp_path, DOWNLOAD_DELAY="0.1")
+    procs = start_nodes(web, fresh_redis.url, tmp_path, DOWNLOAD_DELAY="0.1")
     wait_for_a_third(web, start, procs[0], tmp_path)
     procs[0].send_signal(signal.SIGKILL)
     procs[0].wait()
@@ -243,13 +274,40 @@ def test_a_redis_restart_midway_loses_nothing(
     web: Web, fresh_redis: RedisServer, tmp_path: Path
 ) -> None:
     start = access_lines(web)
-    procs = start_nodes(web, fresh_redis, tmp_path, DOWNLOAD_DELAY="0.1")
+    procs = start_nodes(web, fresh_redis.url, tmp_path, DOWNLOAD_DELAY="0.1")
     wait_for_a_third(web, start, procs[0], tmp_path)
     fresh_redis.restart()
     wait_all(procs, tmp_path)
     for i, proc in enumerate(procs):
         assert proc.returncode == 0, node_log(tmp_path, i)[-3000:]
     stored = stored_union(tmp_path)
+    assert set(stored) == web.expected
+    assert max(stored.values()) == 1
+    assert_fetched_once(web, tmp_path, start)
+
+
+def test_a_cluster_master_killed_midway_is_replaced_and_nothing_is_lost_or_stored_twice(
+    web: Web, redis_cluster: RedisCluster, tmp_path: Path
+) -> None:
+    """SIGKILL to the master holding the job; its replica is promoted and the nodes go on
+    there. Each sync's writes were on the replica before its reply was used (WAIT), so the
+    promoted replica lacks at most a sync whose reply never came, which the node retries.
+    The leases outlast the failover (about 2 s here), so no node is taken for dead."""
+    start = access_lines(web)
+    procs = start_nodes(web, redis_cluster.url, tmp_path, DOWNLOAD_DELAY="0.1",
+                        TIANWANG_LEASE_SECONDS="10", **ON_CLUSTER)
+    wait_for_a_third(web, start, procs[0], tmp_path)
+    master = redis_cluster.master_of(job_prefix(JOB))
+    redis_cluster.kill(master)
+    redis_cluster.wait_failover(master)
+    assert redis_cluster.master_of(job_prefix(JOB)) != master
+    wait_all(procs, tmp_path)
+    for i, proc in enumerate(procs):
+        assert proc.returncode == 0, node_log(tmp_path, i)[-3000:]
+        assert " ERROR: " not in node_log(tmp_path, i), node_log(tmp_path, i)[-3000:]
+    assert_nothing_left(job_client(redis_cluster.url, ON_CLUSTER))
+    stored = stored_union(tmp_path)
+    assert len(read_tree(tmp_path / "data0")) > 0
     assert set(stored) == web.expected
     assert max(stored.values()) == 1
     assert_fetched_once(web, tmp_path, start)

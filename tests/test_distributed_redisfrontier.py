@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 import random
+import signal
+import threading
 import time
 
 import pytest
 import redis
 
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 from tianwang.distributed.bloom import BloomShape
+from tianwang.distributed.connection import connect
 from tianwang.distributed.mapping import bucket_of
-from tianwang.distributed.redisfrontier import Push, RedisFrontier
+from tianwang.distributed.redisfrontier import Push, RedisFrontier, job_prefix
 from tianwang.frontier.queue import FrontierQueue
 
 BUCKETS = 64
@@ -276,3 +281,60 @@ def test_a_stored_mark_reaches_the_next_taker_and_goes_with_the_ack(redis_server
     assert again.member == taken.member and again.stored
     b.ack([again.member])
     assert not b.client.hexists(b.key("stored"), again.member)
+
+
+# --- on a Redis Cluster: each sync's writes on the replica before its reply is used ---------
+
+
+def cluster_node(cluster: RedisCluster, job: str) -> RedisFrontier:
+    client = connect(cluster.url, job_prefix(job))
+    return RedisFrontier(client, job, "a", BUCKETS, BloomShape.for_capacity(10_000, 1e-6),
+                         replicas=1)
+
+
+def stopped(process, seconds: float) -> threading.Thread:
+    """SIGSTOP a redis-server (a replica stalled), SIGCONT after `seconds`, in a thread."""
+    os.kill(process.pid, signal.SIGSTOP)
+    thread = threading.Thread(target=lambda: (time.sleep(seconds),
+                                              os.kill(process.pid, signal.SIGCONT)))
+    thread.start()
+    return thread
+
+
+def test_on_a_cluster_a_sync_returns_once_its_writes_are_on_the_replica(
+    redis_cluster: RedisCluster, job: str
+) -> None:
+    frontier = cluster_node(redis_cluster, job)
+    frontier.heartbeat(30)
+    replica = redis_cluster.replica_of(redis_cluster.master_of(frontier.prefix))
+    resume = stopped(redis_cluster.procs[replica], 0.6)
+    began = time.monotonic()
+    assert frontier.push([push_of("http://a.example.com/", 9)]) == [True]
+    waited = time.monotonic() - began
+    resume.join()
+    assert waited >= 0.5  # the push's reply waited for the stalled replica
+    assert frontier.unreplicated == 0
+    with redis_cluster.node(replica) as client:  # the replica holds the request
+        client.execute_command("READONLY")
+        assert client.hlen(frontier.key("req")) == 1
+
+
+def test_on_a_cluster_a_replica_down_costs_one_wait_then_the_crawl_goes_on(
+    redis_cluster: RedisCluster, job: str
+) -> None:
+    frontier = cluster_node(redis_cluster, job)
+    frontier.heartbeat(30)
+    replica = redis_cluster.replica_of(redis_cluster.master_of(frontier.prefix))
+    resume = stopped(redis_cluster.procs[replica], 4)
+    began = time.monotonic()
+    frontier.push([push_of("http://a.example.com/", 9)])
+    first = time.monotonic() - began
+    began = time.monotonic()
+    frontier.push([push_of("http://b.example.com/", 9)])
+    second = time.monotonic() - began
+    resume.join()
+    assert 0.9 <= first < 3  # WAIT_MS, then it gives up on the replica ...
+    assert second < 0.5  # ... and the next syncs do not wait for it
+    assert frontier.unreplicated == 1
+    assert [t.blob for t in frontier.take(10, 0)] == [b"http://a.example.com/",
+                                                     b"http://b.example.com/"]

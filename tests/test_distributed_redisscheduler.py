@@ -134,3 +134,21 @@ def test_a_crawl_with_no_redis_there_stops_with_a_message_naming_the_setting(
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
     assert "TIANWANG_REDIS_URL" in last and "a Redis server" in last, last
+
+
+def test_a_cluster_setting_that_does_not_match_the_server_stops_the_crawl_naming_it(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    result = scrapy_crawl(
+        "site",
+        {"seeds": "http://www.example.com/"},
+        {"TIANWANG_REDIS_URL": redis_server.url, "TIANWANG_REDIS_CLUSTER": "True",
+         "TIANWANG_DATA_DIR": str(tmp_path / "data")},
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert "TIANWANG_REDIS_URL" in last and "a Redis Cluster node" in last, last
+    assert "Traceback" not in result.stderr
+

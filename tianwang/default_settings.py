@@ -254,6 +254,9 @@ TIANWANG_ALLOWED_DOMAINS: list[str] = []
 TIANWANG_REDIS_URL = ""
 # Name of the shared crawl in Redis; nodes with the same Redis and job crawl together ("" = spider).
 TIANWANG_REDIS_JOB = ""
+# TIANWANG_REDIS_URL is a node of a Redis Cluster: the job's keys live on the master of their
+# slot, and each write reaches its replica before the node acts on it (a failover loses none).
+TIANWANG_REDIS_CLUSTER = False
 # This node's name, unique in the job; "" = hostname-pid.
 TIANWANG_NODE_NAME = ""
 # Buckets hosts are hashed into (phase one); the bucket table maps each to a node (phase two).

@@ -4,7 +4,7 @@
     python3 -m tianwang feed --redis ... --job cn1 -f more-seeds.txt
     python3 -m tianwang feed --redis ... --job cn1 --reset      # delete the job's keys
 
-The urls go to the job's list `tianwang:<job>:feed` (redis-cli rpush does the same). A node
+The urls go to the job's list `tianwang:{<job>}:feed` (redis-cli rpush does the same). A node
 of the job takes them within a poll (0.1 s) and pushes them as it pushes seeds: the Bloom
 filter drops those the job has seen, and each is fetched by its host's node. A job whose
 nodes all ended takes them when a node runs again. `--reset` deletes every key of the job,

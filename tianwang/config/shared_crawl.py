@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from tianwang.config import SettingError, get_int
+from tianwang.config import SettingError, get_bool, get_int
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class RedisConfig:
     lease_seconds: int
     batch: int  # requests taken from Redis in one call
     quorum: int  # nodes in the bucket table before any node takes a request
+    cluster: bool  # url is a node of a Redis Cluster
 
     @classmethod
     def from_settings(cls, settings: Any, spider_name: str = "") -> RedisConfig:
@@ -37,6 +38,7 @@ class RedisConfig:
             lease_seconds=get_int(settings, "TIANWANG_LEASE_SECONDS", minimum=1),
             batch=get_int(settings, "TIANWANG_REDIS_BATCH", minimum=1),
             quorum=get_int(settings, "TIANWANG_REDIS_QUORUM", minimum=1, maximum=1 << 16),
+            cluster=get_bool(settings, "TIANWANG_REDIS_CLUSTER"),
         )
 
 
@@ -63,14 +65,3 @@ def _name(settings: Any, name: str) -> str:
     if not isinstance(value, str) or any(c in value for c in ": \t\n"):
         raise SettingError(name, value, "a name without spaces or ':', or empty")
     return value
-
-
-def check_redis(settings: Any) -> None:
-    """The distributed settings make sense and the Redis server answers, or SettingError."""
-    import redis
-
-    config = RedisConfig.from_settings(settings)
-    try:
-        redis.Redis.from_url(config.url, socket_connect_timeout=10).ping()
-    except redis.RedisError as error:
-        raise SettingError("TIANWANG_REDIS_URL", config.url, f"a Redis server ({error})") from None

@@ -3,7 +3,7 @@
 The add-on puts it in place of the local MD5DedupPipeline when TIANWANG_REDIS_URL is set.
 The local pipeline's index (md5.sqlite) knows one data directory; the nodes of a shared crawl
 write several (one a machine), or one directory from several processes (TIANWANG_PROCESSES),
-so the index is a hash in Redis, `tianwang:<job>:md5`: body MD5 -> the url that claimed it.
+so the index is a hash in Redis, `tianwang:{<job>}:md5`: body MD5 -> the url that claimed it.
 
 A page claims its body's MD5 (HSETNX) before it is stored, so of two nodes fetching the same
 body at once exactly one stores it. A page whose body another url claimed is dropped (stats
@@ -38,8 +38,8 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from tianwang.config import get_bool, get_nonempty_str
 from tianwang.config.shared_crawl import RedisConfig
+from tianwang.distributed.connection import connect_async
 from tianwang.distributed.redisfrontier import job_prefix
-from tianwang.distributed.redisscheduler import connect_async
 from tianwang.formats.mirrors import MirrorTable
 from tianwang.items import PageItem
 
@@ -53,9 +53,10 @@ logger = logging.getLogger(__name__)
 class MD5Claims:
     """The shared crawl's index of stored bodies: md5 -> the url that claimed it first."""
 
-    def __init__(self, url: str, job: str) -> None:
+    def __init__(self, url: str, job: str, cluster: bool = False) -> None:
         self.url = url
         self.key = job_prefix(job) + "md5"
+        self.cluster = cluster
         self.client: redis.asyncio.Redis | None = None
         self._waiting: list[tuple[bytes, str, asyncio.Future[str]]] = []
         self._sending = False
@@ -87,7 +88,7 @@ class MD5Claims:
 
     async def _claim_all(self, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
         if self.client is None:  # made in the crawl's own event loop
-            self.client = connect_async(self.url)
+            self.client = connect_async(self.url, self.key if self.cluster else None)
         async with self.client.pipeline(transaction=False) as pipe:
             for md5, url in claims:
                 pipe.hsetnx(self.key, md5, url)
@@ -113,7 +114,7 @@ class RedisMD5DedupPipeline:
         if not get_bool(settings, "TIANWANG_DEDUP"):
             raise NotConfigured  # switched off on purpose
         config = RedisConfig.from_settings(settings, getattr(crawler.spidercls, "name", ""))
-        pipeline = cls(MD5Claims(config.url, config.job),
+        pipeline = cls(MD5Claims(config.url, config.job, config.cluster),
                        get_nonempty_str(settings, "TIANWANG_DATA_DIR"))
         pipeline.stats = crawler.stats
         return pipeline

@@ -1,6 +1,6 @@
 """The shared frontier in Redis: per-node queues, leases, the bucket table, the end condition.
 
-Keys, all under ``tianwang:<job>:``:
+Keys, all under ``tianwang:{<job>}:``:
 
     seq            counter: request ids, in arrival order
     req            hash member -> encoded request
@@ -37,6 +37,7 @@ Bloom filter; an ack of an acked member does nothing). No Scrapy import here.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -54,11 +55,15 @@ MAX_ID = 2**31 - 1
 MAX_TURNS = 31  # the score has 5 bits for a host's turn
 FIRST_RANK = 2**21  # ranks from here: a host's first requests
 KEYS = 2**16  # key_rank's values
+# With replicas to wait for (a Redis Cluster): the longest a sync waits for them, and after
+# one that did not come (a replica down), seconds before the next sync waits again.
+WAIT_MS = 1000
+WAIT_PAUSE = 30.0
 
 
 def job_prefix(job: str) -> str:
     """The prefix of every key of a shared crawl's job in Redis."""
-    return f"tianwang:{job}:"
+    return f"tianwang:{{{job}}}:"
 
 
 def table_size(client: Redis, prefix: str) -> int:
@@ -322,14 +327,23 @@ class RedisFrontier:
         link_weight: float = 0.0,
         first: int = 0,
         seed_first: int = 0,
+        replicas: int = 0,
     ) -> None:
         self.client = client
+        # Replicas each sync's writes reach before its reply is used (WAIT): what a failover
+        # loses is then only a sync whose reply never came, which is retried as after a
+        # dropped connection (pushes and acks idempotent, a lost take's leases released).
+        self.replicas = replicas
+        self.unreplicated = 0  # syncs whose replicas did not confirm in WAIT_MS
+        self._wait_after = 0.0
         self.first, self.seed_first = first, seed_first  # a host's first requests (PUSH)
         self.link_weight = link_weight  # weight per doubling of cash (LINK); 0: off
         self.raised = 0  # queued urls LINK raised in the last sync
         self._marks_conn: Connection | None = None
-        self._pending_marks = 0
+        self._sent_marks: list[str] = []  # members marked, their replies not read yet
+        self._unsent_marks: list[str] = []  # the next sync sends them first, in its pipeline
         self.turns = min(turns, MAX_TURNS)
+        self.job = job
         self.prefix = job_prefix(job)
         self.node = node
         self.buckets = buckets
@@ -404,26 +418,41 @@ class RedisFrontier:
             calls.append((self._ack, [self.prefix, self.node, *acks]))
         if sorted_count or random_count:
             calls.append((self._take, [self.prefix, self.node, sorted_count, random_count]))
-        replies = self._pipelined(calls)
+        replies = self._pipelined(calls, self._unsent_marks)
+        self._unsent_marks = []
         self.raised = replies[0] if links else 0
         flags = [bool(flag) for flag in replies[1 if links else 0]] if pushes else []
         taken = self._taken(replies[-1]) if sorted_count or random_count else []
         return flags, taken
 
-    def _pipelined(self, calls: list[tuple[Script, list[object]]]) -> list:
-        if not calls:
+    def _pipelined(self, calls: list[tuple[Script, list[object]]], marks: list[str]) -> list:
+        """The scripts' replies; the marks go first (their reply dropped)."""
+        if not calls and not marks:
             return []
         for attempt in (1, 2):
             try:
                 with self.client.pipeline(transaction=False) as pipe:
+                    if marks:
+                        pipe.hset(self.key("stored"), mapping=dict.fromkeys(marks, 1))
                     for script, args in calls:
                         pipe.evalsha(script.sha, 0, *args)
-                    return pipe.execute()
+                    waits = self.replicas > 0 and time.monotonic() >= self._wait_after
+                    if waits:  # on the same connection: WAIT counts this client's writes
+                        pipe.execute_command("WAIT", self.replicas, WAIT_MS)
+                    replies = pipe.execute()
+                if waits:
+                    self._replicated(replies.pop())
+                return replies[1:] if marks else replies
             except NoScriptError:  # Redis restarted: none is loaded, so none ran
                 if attempt == 2:
                     raise
                 self.load_scripts()
         raise AssertionError("unreachable")
+
+    def _replicated(self, replicas: int) -> None:
+        if replicas < self.replicas:  # a replica down: go on without, and try again later
+            self.unreplicated += 1
+            self._wait_after = time.monotonic() + WAIT_PAUSE
 
     def _push_args(self, pushes: Sequence[Push]) -> list[object]:
         args: list[object] = [self.prefix, self.bloom.hashes, self.bloom.bits, self.turns,
@@ -454,16 +483,17 @@ class RedisFrontier:
 
         Sent without waiting for the reply (a round trip a page cost a crawl 4%): on a
         connection of its own, whose replies the next sync reads before it acks anything, so
-        a mark always reaches Redis before the ack that deletes it.
+        a mark always reaches Redis before the ack that deletes it. A mark that cannot be
+        sent (Redis restarting, a failover under way) goes at the head of the next sync's
+        pipeline, which retries until Redis is back: still before the ack.
         """
-        command = ("HSET", self.key("stored"), member, 1)
         try:
-            self._marks_connection().send_command(*command)
-        except (RedisConnectionError, RedisTimeoutError):  # Redis restarted: send it again, once
-            self._marks_conn = None
-            self._pending_marks = 0
-            self._marks_connection().send_command(*command)
-        self._pending_marks += 1
+            self._marks_connection().send_command("HSET", self.key("stored"), member, 1)
+        except (RedisConnectionError, RedisTimeoutError):
+            self._marks_lost()
+            self._unsent_marks.append(member)
+            return
+        self._sent_marks.append(member)
 
     def _marks_connection(self) -> Connection:
         if self._marks_conn is None:
@@ -473,14 +503,18 @@ class RedisFrontier:
     def _read_marks(self) -> None:
         """The replies of the marks sent (long arrived by now: this rarely waits)."""
         try:
-            while self._pending_marks:
+            while self._sent_marks:
                 self._marks_connection().read_response()
-                self._pending_marks -= 1
+                self._sent_marks.pop(0)
         except (RedisConnectionError, RedisTimeoutError):
-            # Lost with a Redis restart: a page marked then is stored again only if its
-            # node also dies before the ack.
-            self._marks_conn = None
-            self._pending_marks = 0
+            self._marks_lost()
+
+    def _marks_lost(self) -> None:
+        """The marks connection broke: the marks not confirmed are sent again (HSET of the
+        same field: no harm if they had arrived)."""
+        self._marks_conn = None
+        self._unsent_marks += self._sent_marks
+        self._sent_marks = []
 
     def release(self, members: Iterable[str]) -> None:
         """Give leased requests back to their owners' queues, unfetched."""
@@ -570,7 +604,7 @@ class RedisFrontier:
 
     def take_feed(self, count: int) -> list[str]:
         """Up to `count` urls pushed into the job's feed list (`tianwang feed`, or
-        `redis-cli rpush tianwang:<job>:feed URL`), taken off it: each goes to one node."""
+        `redis-cli rpush tianwang:{<job>}:feed URL`), taken off it: each goes to one node."""
         urls = self.client.lpop(self.key("feed"), count) or []
         return [url.decode("utf-8", "replace") if isinstance(url, bytes) else url
                 for url in urls]

@@ -25,21 +25,16 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-import redis
-import redis.asyncio
-from redis.asyncio.retry import Retry as AsyncRetry
-from redis.backoff import ExponentialBackoff
-from redis.retry import Retry
 from scrapy import Request, Spider
-from scrapy_redis.connection import get_redis
 
 from tianwang import meta, scrapy_internals, signals
 from tianwang.config import SettingError
 from tianwang.config.frontier import FrontierConfig
-from tianwang.config.shared_crawl import RedisConfig, check_redis
+from tianwang.config.shared_crawl import RedisConfig
 from tianwang.distributed.bloom import BloomShape
+from tianwang.distributed.connection import check_redis, connect
 from tianwang.distributed.mapping import bucket_of
-from tianwang.distributed.redisfrontier import Push, RedisFrontier, Taken
+from tianwang.distributed.redisfrontier import Push, RedisFrontier, Taken, job_prefix
 from tianwang.frontier.codec import decode, encode
 from tianwang.frontier.queue import FrontierQueue
 from tianwang.frontier.scheduler import FrontierSchedulerBase, is_seed, new_queue
@@ -58,22 +53,6 @@ logger = logging.getLogger(__name__)
 START_DONE = "tianwang.middlewares.startdone.StartDoneMiddleware"
 POLL_INTERVAL = 0.1  # seconds between flushes, acks and refills besides next_request
 WAIT_NOTICE = 30.0  # seconds between two "waiting for seeds" lines of an idle node
-# A Redis restart or a network blip: retry for about 30 s before the crawl gives up.
-RETRY_BACKOFF, RETRY_TRIES = ExponentialBackoff(cap=0.5, base=0.05), 60
-RETRY_ERRORS = [redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError]
-TIMEOUTS = {"socket_timeout": 30, "socket_connect_timeout": 10}
-
-
-def connect(url: str) -> redis.Redis:
-    """A client that rides out a Redis restart (scrapy-redis's connection helper)."""
-    return get_redis(url=url, retry=Retry(RETRY_BACKOFF, RETRY_TRIES),
-                     retry_on_error=RETRY_ERRORS, health_check_interval=30, **TIMEOUTS)
-
-
-def connect_async(url: str) -> redis.asyncio.Redis:
-    """The same, for asyncio (made in the crawl's event loop)."""
-    return redis.asyncio.Redis.from_url(url, retry=AsyncRetry(RETRY_BACKOFF, RETRY_TRIES),
-                                        retry_on_error=RETRY_ERRORS, **TIMEOUTS)
 
 
 class RedisFrontierScheduler(FrontierSchedulerBase):
@@ -86,8 +65,9 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         spider_name = getattr(crawler.spidercls, "name", "") or ""
         redis_config = RedisConfig.from_settings(crawler.settings, spider_name)
         bloom = BloomShape.for_capacity(config.expected_urls, config.error_rate)
+        cluster_key = job_prefix(redis_config.job) if redis_config.cluster else None
         frontier = RedisFrontier(
-            connect(redis_config.url),
+            connect(redis_config.url, cluster_key),
             redis_config.job,
             redis_config.node,
             redis_config.buckets,
@@ -96,6 +76,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             link_weight=config.link_weight,
             first=config.host_first,
             seed_first=config.seed_host_first,
+            replicas=int(redis_config.cluster),
         )
         return cls(frontier, new_queue(config, count_first=False), config, redis_config, crawler)
 
@@ -141,10 +122,10 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self.frontier.load_scripts()
         if self.frontier.finished():
             # Its keys stay in Redis: every url it saw is skipped, so nothing new is crawled.
-            job = self.frontier.prefix.split(":")[1]
+            job = self.frontier.job
             self.stats.set_value("tianwang/redis/job_had_finished", 1)
             logger.warning(
-                "job %s has finished already (its keys tianwang:%s:* are in Redis): every url "
+                "job %s has finished already (its keys tianwang:{%s}:* are in Redis): every url "
                 "it saw is skipped. To crawl afresh, give a new TIANWANG_REDIS_JOB or delete "
                 "the keys (python3 -m tianwang feed --redis URL --job %s --reset)", job, job, job)
         self.frontier.starting(True)
@@ -156,7 +137,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         logger.info(
             "Redis frontier: node %s of job %s, %d buckets owned of %d",
             self.frontier.node,
-            self.frontier.prefix.split(":")[1],
+            self.frontier.job,
             len(self._owned),
             self.frontier.buckets,
         )
@@ -349,7 +330,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if now - self._wait_noticed < WAIT_NOTICE or self.frontier.seeded():
             return
         self._wait_noticed = now
-        job = self.frontier.prefix.split(":")[1]
+        job = self.frontier.job
         logger.info(
             "node %s waits for seeds: job %s has none yet. Give one node -a seeds=..., or "
             "push urls: python3 -m tianwang feed --redis URL --job %s URL...",

@@ -1,0 +1,80 @@
+"""Clients of the shared crawl's Redis on a real Redis Cluster: the job's master found from any
+node, and found again after a failover."""
+
+from __future__ import annotations
+
+import pytest
+import pytest_twisted
+from scrapy.settings import Settings
+from scrapy.utils.defer import deferred_from_coro
+
+from tests.conftest import project_crawler
+from tests.redis_cluster import RedisCluster
+from tests.redis_server import RedisServer
+from tianwang.config import SettingError
+from tianwang.distributed.connection import check_redis, connect, connect_async, is_cluster_node
+from tianwang.distributed.redisfrontier import job_prefix
+
+PREFIX = job_prefix("conn")
+# Two keys of the job, as the frontier's scripts build them (numkeys 0): one slot, one master.
+BOTH = "redis.call('SET', ARGV[1] .. 'a', ARGV[2]); return redis.call('INCR', ARGV[1] .. 'b')"
+
+
+def other_node(cluster: RedisCluster, key: str) -> str:
+    """The url of a node that is not the key's master: the client must find it."""
+    master = cluster.master_of(key)
+    port = next(port for port in cluster.live_ports() if port != master)
+    return f"redis://127.0.0.1:{port}"
+
+
+def test_a_client_given_any_node_runs_the_jobs_scripts_on_its_master_and_after_failover(
+    redis_cluster: RedisCluster,
+) -> None:
+    client = connect(other_node(redis_cluster, PREFIX), PREFIX)
+    assert client.eval(BOTH, 0, PREFIX, "x") == 1
+    assert client.execute_command("WAIT", 1, 2000) == 1  # on the replica before the kill
+    master = redis_cluster.master_of(PREFIX)
+    redis_cluster.kill(master)
+    redis_cluster.wait_failover(master)
+    # The same client, its connection to the dead master gone: it finds the promoted replica.
+    assert client.eval(BOTH, 0, PREFIX, "y") == 2
+    assert client.get(PREFIX + "a") == b"y"
+    client.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_async_client_finds_the_jobs_master_too(redis_cluster: RedisCluster) -> None:
+    """(The MD5 claims' client, in an asyncio task of the crawl's loop.)"""
+
+    async def claim() -> list:
+        client = connect_async(other_node(redis_cluster, PREFIX + "md5"), PREFIX + "md5")
+        async with client.pipeline(transaction=False) as pipe:
+            pipe.hsetnx(PREFIX + "md5", b"m", "http://a/")
+            pipe.hsetnx(PREFIX + "md5", b"m", "http://b/")
+            pipe.hget(PREFIX + "md5", b"m")
+            replies = await pipe.execute()
+        await client.aclose()
+        return replies
+
+    assert await deferred_from_coro(claim()) == [1, 0, b"http://a/"]
+
+
+def test_a_cluster_node_is_told_from_a_plain_server(
+    redis_cluster: RedisCluster, redis_server: RedisServer
+) -> None:
+    assert is_cluster_node(redis_cluster.url)
+    assert not is_cluster_node(redis_server.url)
+
+
+def test_on_a_cluster_the_wrong_mode_or_a_lease_shorter_than_a_failover_is_refused(
+    redis_cluster: RedisCluster,
+) -> None:
+    def settings(**values: object) -> Settings:
+        return project_crawler(TIANWANG_REDIS_URL=redis_cluster.url, **values).settings
+
+    with pytest.raises(SettingError, match="TIANWANG_REDIS_URL.*not in a cluster"):
+        check_redis(settings())
+    # The fixture's cluster-node-timeout is 1 s: a failover takes about 3 s.
+    with pytest.raises(SettingError, match="TIANWANG_LEASE_SECONDS.*about 3 s"):
+        check_redis(settings(TIANWANG_REDIS_CLUSTER=True, TIANWANG_LEASE_SECONDS=2))
+    check_redis(settings(TIANWANG_REDIS_CLUSTER=True, TIANWANG_LEASE_SECONDS=10))

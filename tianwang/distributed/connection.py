@@ -1,0 +1,166 @@
+"""Clients of the shared crawl's Redis: one redis-server, or the master of a Redis Cluster.
+
+A job's keys share one hash tag (``tianwang:{<job>}:``), so on a Redis Cluster they all live
+in one slot, served by one master: the scripts, pipelines and WATCH of one redis-server run
+there unchanged. On a cluster the client is a plain client whose connections find that
+master when they connect (``CLUSTER SLOTS``, asked of any node known), and a reply saying
+the slot is served elsewhere (MOVED, READONLY, CLUSTERDOWN: a failover under way) drops the
+connection and retries, as a dropped connection is: after a failover the next connect finds
+the promoted replica. The cluster then gives the crawl a standby for its Redis (failover),
+not more Redis: one job is one master's load (docs/design.md section 10).
+
+Both clients ride out a restart or a failover for about 30 s before the crawl gives up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+import redis.asyncio
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import ExponentialBackoff
+from redis.crc import key_slot
+from redis.exceptions import ClusterDownError, MovedError, ReadOnlyError, TryAgainError
+from redis.retry import Retry
+from scrapy_redis.connection import get_redis
+
+from tianwang.config import SettingError
+from tianwang.config.shared_crawl import RedisConfig
+
+RETRY_BACKOFF, RETRY_TRIES = ExponentialBackoff(cap=0.5, base=0.05), 60
+RETRY_ERRORS = [redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError]
+# A cluster's answers while its slot moves to another master.
+CLUSTER_ERRORS = [MovedError, ReadOnlyError, ClusterDownError, TryAgainError]
+TIMEOUTS = {"socket_timeout": 30, "socket_connect_timeout": 10}
+
+
+def connect(url: str, cluster_key: str | None = None) -> redis.Redis:
+    """A client of the Redis at url; with cluster_key, of the master serving that key's slot
+    in the Redis Cluster url is a node of."""
+    if cluster_key is None:  # scrapy-redis's connection helper, as before
+        return get_redis(url=url, retry=Retry(RETRY_BACKOFF, RETRY_TRIES),
+                         retry_on_error=RETRY_ERRORS, health_check_interval=30, **TIMEOUTS)
+    pool = redis.ConnectionPool.from_url(
+        url, connection_class=SlotMasterConnection, locator=SlotLocator(url, cluster_key),
+        retry=Retry(RETRY_BACKOFF, RETRY_TRIES), retry_on_error=RETRY_ERRORS + CLUSTER_ERRORS,
+        health_check_interval=30, **TIMEOUTS)
+    return redis.Redis.from_pool(pool)  # closes the pool with the client
+
+
+def connect_async(url: str, cluster_key: str | None = None) -> redis.asyncio.Redis:
+    """The same, for asyncio (made in the crawl's event loop)."""
+    retry = {"retry": AsyncRetry(RETRY_BACKOFF, RETRY_TRIES)}
+    if cluster_key is None:
+        return redis.asyncio.Redis.from_url(url, retry_on_error=RETRY_ERRORS, **retry,
+                                            **TIMEOUTS)
+    pool = redis.asyncio.ConnectionPool.from_url(
+        url, connection_class=AsyncSlotMasterConnection, locator=SlotLocator(url, cluster_key),
+        retry_on_error=RETRY_ERRORS + CLUSTER_ERRORS, **retry, **TIMEOUTS)
+    return redis.asyncio.Redis.from_pool(pool)  # closes the pool with the client
+
+
+def check_redis(settings: Any) -> None:
+    """The distributed settings make sense and the Redis server answers, or SettingError."""
+    config = RedisConfig.from_settings(settings)
+    try:
+        cluster = is_cluster_node(config.url)
+    except redis.RedisError as error:
+        raise SettingError("TIANWANG_REDIS_URL", config.url, f"a Redis server ({error})") from None
+    if cluster != config.cluster:  # the wrong client fails later, key by key (MOVED)
+        wanted = "a Redis Cluster node" if config.cluster else "a Redis server not in a cluster"
+        raise SettingError("TIANWANG_REDIS_URL", config.url,
+                           f"{wanted}, as TIANWANG_REDIS_CLUSTER = {config.cluster} says")
+    failover = failover_seconds(config.url) if cluster else None
+    if failover is not None and config.lease_seconds <= failover:
+        # A node whose heartbeat waits out a failover past its lease is taken for dead and
+        # its requests in flight given to another node: fetched and stored twice.
+        raise SettingError("TIANWANG_LEASE_SECONDS", config.lease_seconds,
+                           f"longer than a failover of this cluster (about {failover:g} s: "
+                           "its cluster-node-timeout and 2 s)")
+
+
+def is_cluster_node(url: str) -> bool:
+    """Whether the Redis at url runs with cluster-enabled (raises RedisError if it does not
+    answer)."""
+    with redis.Redis.from_url(url, socket_connect_timeout=10) as client:
+        return bool(client.info("cluster").get("cluster_enabled"))
+
+
+def failover_seconds(url: str) -> float | None:
+    """About how long a failover of the cluster url is a node of takes: its
+    cluster-node-timeout to find the master dead, and a second or two to elect and promote
+    a replica (measured here: 2.1-2.6 s at 1000 ms). None if CONFIG is not allowed."""
+    try:
+        with redis.Redis.from_url(url, socket_connect_timeout=10) as client:
+            reply = client.config_get("cluster-node-timeout")
+    except redis.ResponseError:  # CONFIG renamed or refused (managed services)
+        return None
+    value = reply.get("cluster-node-timeout")
+    return int(value) / 1000 + 2 if value else None
+
+
+class SlotLocator:
+    """Finds the master serving one key's slot, asking the cluster's nodes it knows."""
+
+    def __init__(self, url: str, key: str) -> None:
+        seed = redis.Redis.from_url(url).connection_pool.connection_kwargs
+        first = (seed.get("host", "localhost"), int(seed.get("port", 6379)))
+        self.known: list[tuple[str, int]] = [first]
+        self.slot = key_slot(key.encode())
+        self.password = seed.get("password")
+
+    def master(self) -> tuple[str, int]:
+        """(host, port) of the slot's master now; the first known node's if none answers
+        (the connect then fails and is retried)."""
+        for host, port in list(self.known):
+            try:
+                with redis.Redis(host=host, port=port, password=self.password,
+                                 socket_timeout=2, socket_connect_timeout=2) as client:
+                    ranges = client.execute_command("CLUSTER SLOTS")
+            except redis.RedisError:
+                continue
+            found = self._learn(ranges)
+            if found is not None:
+                return found
+        return self.known[0]
+
+    def _learn(self, ranges: list) -> tuple[str, int] | None:
+        """Remember every node named in a CLUSTER SLOTS reply; the master of our slot."""
+        found = None
+        for start, end, master, *replicas in ranges:
+            for node in (master, *replicas):
+                address = (_text(node[0]) or self.known[0][0], int(node[1]))
+                if address not in self.known:
+                    self.known.append(address)
+            if start <= self.slot <= end:
+                found = (_text(master[0]) or self.known[0][0], int(master[1]))
+        return found
+
+
+class SlotMasterConnection(redis.Connection):
+    """A connection to whichever master serves the locator's slot when it connects."""
+
+    def __init__(self, *, locator: SlotLocator, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.locator = locator
+
+    def _connect(self):
+        self.host, self.port = self.locator.master()
+        return super()._connect()
+
+
+class AsyncSlotMasterConnection(redis.asyncio.Connection):
+    """The same for asyncio (the lookup blocks the loop briefly, only when connecting)."""
+
+    def __init__(self, *, locator: SlotLocator, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.locator = locator
+
+    async def _connect(self):
+        self.host, self.port = self.locator.master()
+        return await super()._connect()
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
