@@ -12,9 +12,11 @@ import pytest
 import redis
 
 from tests.conftest import crawl_command, tianwang_cli
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 from tests.truth import host_of, load_truth
 from tianwang.distributed.mapping import bucket_of
+from tianwang.distributed.redisfrontier import job_prefix
 from tianwang.testweb.launcher import TestWebProcess, write_seeds
 
 WEB = (13, 24, 5)  # seed, hosts, max pages per host
@@ -110,3 +112,19 @@ def test_an_unseeded_node_says_it_waits_and_a_finished_job_rerun_says_so(
     reset = tianwang_cli("feed", "--redis", server.url, "--job", JOB, "--reset")
     assert reset.returncode == 0 and reset.stdout.startswith("deleted ")
     assert not redis.Redis.from_url(server.url).keys(f"tianwang:{{{JOB}}}:*")
+
+
+def test_feed_and_reset_find_a_jobs_keys_on_a_cluster_from_any_node(
+        redis_cluster: RedisCluster) -> None:
+    prefix = job_prefix(JOB)
+    master = redis_cluster.master_of(prefix)
+    other = next(port for port in redis_cluster.live_ports() if port != master)
+    url = f"redis://127.0.0.1:{other}"  # not the job's master: the tool must find it
+    fed = tianwang_cli("feed", "--redis", url, "--job", JOB, "http://www.example.com/")
+    assert fed.returncode == 0, fed.stderr
+    with redis_cluster.node(master) as client:
+        assert client.lrange(prefix + "feed", 0, -1) == ["http://www.example.com/"]
+    reset = tianwang_cli("feed", "--redis", url, "--job", JOB, "--reset")
+    assert reset.returncode == 0 and reset.stdout == f"deleted 1 keys of job {JOB}\n"
+    with redis_cluster.node(master) as client:
+        assert client.keys(prefix + "*") == []

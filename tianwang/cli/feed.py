@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_feed(args: argparse.Namespace) -> int:
     import redis
 
+    from tianwang.distributed.connection import job_client
     from tianwang.distributed.redisfrontier import job_prefix
 
     if args.reset == bool(args.urls or args.file):
@@ -51,7 +52,7 @@ def cmd_feed(args: argparse.Namespace) -> int:
         return 2
     prefix = job_prefix(args.job)
     try:
-        client = redis.Redis.from_url(args.redis, socket_connect_timeout=10)
+        client = job_client(args.redis, prefix)
         if args.reset:
             keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
             for start in range(0, len(keys), 1000):

@@ -66,11 +66,12 @@ def _jobdir(jobdir: Path) -> int:
 def _redis(url: str, job: str) -> int:
     import redis
 
+    from tianwang.distributed.connection import job_client
     from tianwang.distributed.redisfrontier import job_prefix, weight_of_score
 
     prefix = job_prefix(job)
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=10)
+        client = job_client(url, prefix)
         nodes = sorted(n.decode() for n in client.smembers(f"{prefix}nodes"))
         by_weight: Counter[int] = Counter()
         by_bucket: Counter[str] = Counter()

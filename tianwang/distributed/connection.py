@@ -60,6 +60,17 @@ def connect_async(url: str, cluster_key: str | None = None) -> redis.asyncio.Red
     return redis.asyncio.Redis.from_pool(pool)  # closes the pool with the client
 
 
+def job_client(url: str, prefix: str) -> redis.Redis:
+    """A client of one job's keys for the command-line tools, which are not told the mode:
+    the server says whether it is a cluster node. No retries: a dead server fails at once."""
+    if not is_cluster_node(url):
+        return redis.Redis.from_url(url, socket_connect_timeout=10)
+    pool = redis.ConnectionPool.from_url(url, connection_class=SlotMasterConnection,
+                                         locator=SlotLocator(url, prefix),
+                                         socket_connect_timeout=10)
+    return redis.Redis.from_pool(pool)
+
+
 def check_redis(settings: Any) -> None:
     """The distributed settings make sense and the Redis server answers, or SettingError."""
     config = RedisConfig.from_settings(settings)
