@@ -1,14 +1,17 @@
 """Crawl order without HTTP (issue 20): the frontier's own queue and link cash replayed over a
 graph, to compare orders in seconds before confirming them with real crawls (bench/order.py).
 
-    python bench/order_replay.py --graph DIR [--seed-url URL]
+    python bench/order_replay.py --graph DIR [--seed-url URL] [--oracle]
     python bench/order_replay.py [--seed 1] [--hosts 300] [--max-pages 1200]
 
 A replay fetches like the real bench's crawls: 32 requests in flight, at most --per-host per
 host, the oldest finishing first; a fetched page's links are pushed at once. The frontier
 orders run tianwang's FrontierQueue and LinkCash with the scheduler's own arithmetic
-(tianwang.frontier.scheduler.link_weight); breadth first is a FIFO by link depth. Cells:
-PageRank mass / top 1% / homepages at each mark; random picks take the median of --rounds.
+(tianwang.frontier.scheduler.link_weight); breadth first is a FIFO by link depth. Rows:
+breadth first, the default (its picks, link weights and a host's first requests), depth only
+at 1:1 and 3:1, --variants; with --oracle the frontier sorting the urls found by their true
+PageRank: how much any weight of a found url could gain. Cells: PageRank mass / top 1% /
+homepages at each mark; random picks take the median of --rounds.
 """
 
 from __future__ import annotations
@@ -34,9 +37,15 @@ NEVER = 10**9  # sorted picks per random pick that never come round: no random p
 
 def replay_frontier(graph: Graph, sorted_picks: int, random_picks: int, per_doubling: float,
                     other_host: float, depth: bool, seed: int, per_host: int,
-                    turns: int = settings.TIANWANG_HOST_TURNS) -> list[str]:
-    """The urls in fetch order, up to the last mark."""
-    queue = FrontierQueue(sorted_picks, random_picks, seed=seed, turns=turns)
+                    turns: int = settings.TIANWANG_HOST_TURNS,
+                    first: int = 0, seed_first: int = 0,
+                    oracle: Graph | None = None) -> list[str]:
+    """The urls in fetch order, up to the last mark. first, seed_first: a host's first
+    requests (the default's TIANWANG_HOST_FIRST, TIANWANG_SEED_HOST_FIRST). oracle: weigh a
+    url by its true PageRank in that graph instead (a bound no crawler reaches: it knows the
+    importance of every url it has found)."""
+    queue = FrontierQueue(sorted_picks, random_picks, seed=seed, turns=turns, first=first,
+                          seed_first=seed_first)
     cash = LinkCash(per_doubling, other_host)
     slots: dict[str, int] = {}
     item_of: dict[int, int] = {}
@@ -44,6 +53,8 @@ def replay_frontier(graph: Graph, sorted_picks: int, random_picks: int, per_doub
     depth_of: list[int] = []
 
     def base(url: str) -> int:
+        if oracle is not None:  # PageRank in millionths of the whole: within int16 here
+            return min(2**15 - 1, round(oracle.pagerank[oracle.ids[url]] * 1e6))
         return url_weight(url, index_pages=INDEX_PAGES) if depth else 0
 
     def push(page: int, link_depth: int, share: float) -> None:
@@ -54,7 +65,8 @@ def replay_frontier(graph: Graph, sorted_picks: int, random_picks: int, per_doub
         item_of[page] = item
         cash.add(item, page, share)
         weight = base(url) + (cash.bonus(share) if per_doubling else 0)
-        queue.push(item, (weight, -link_depth), slots.setdefault(host_of(url), len(slots)))
+        queue.push(item, (weight, -link_depth), slots.setdefault(host_of(url), len(slots)),
+                   seed=link_depth == 0)
 
     for url in graph.seeds:
         push(graph.ids[url], 0, SEED_CASH)
@@ -132,7 +144,10 @@ def main() -> None:
     parser.add_argument("--sample", type=float, default=1.0,
                         help="with --graph: keep this random share of its pages (the seed always)")
     parser.add_argument("--variants", default="",
-                        help="extra frontier variants: N:M:per_doubling:other_host[:nodepth],...")
+                        help="extra frontier variants: "
+                             "N:M:per_doubling:other_host[:nodepth][:first],...")
+    parser.add_argument("--oracle", action="store_true",
+                        help="one more row: sorted picks by the true PageRank of the urls found")
     args = parser.parse_args()
     if args.graph:
         graph = Graph.from_dir(args.graph, [args.seed_url])
@@ -146,16 +161,23 @@ def main() -> None:
     print(graph.describe())
     print("cells: PageRank mass / top 1% / homepages at " + ", ".join(f"{m:.0%}" for m in MARKS))
     rows = {"breadth first": [replay_bfs(graph, args.per_host)]}
-    variants = ["1:1:0:1", "3:1:0:1", f"{NEVER}:1:1:1:nodepth"]
+    default = (f"{settings.TIANWANG_SORTED_PICKS}:{settings.TIANWANG_RANDOM_PICKS}:"
+               f"{settings.TIANWANG_LINK_WEIGHT}:{settings.TIANWANG_LINK_OTHER_HOST}:first")
+    variants = [default, "1:1:0:1", "3:1:0:1"]
     variants += [v for v in args.variants.split(",") if v]
     for variant in variants:
         n, m, per_doubling, other, *flags = variant.split(":")
         rounds = 1 if int(n) >= NEVER else args.rounds
+        firsts = ({"first": settings.TIANWANG_HOST_FIRST,
+                   "seed_first": settings.TIANWANG_SEED_HOST_FIRST} if "first" in flags else {})
         rows[variant] = [
             replay_frontier(graph, int(n), int(m), float(per_doubling), float(other),
-                            "nodepth" not in flags, seed, args.per_host)
+                            "nodepth" not in flags, seed, args.per_host, **firsts)
             for seed in range(rounds)
         ]
+    if args.oracle:
+        rows["oracle (true PageRank)"] = [
+            replay_frontier(graph, NEVER, 1, 0.0, 1.0, True, 0, args.per_host, oracle=graph)]
     for name, orders in rows.items():
         print(f"{name:28} {cells(graph, orders)}", flush=True)
 
