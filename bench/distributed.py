@@ -1,14 +1,18 @@
-"""The distributed crawl (issue 7): Redis mode against local, two nodes against one, Bloom memory.
+"""The distributed crawl (issues 7, 22): Redis mode against local, N nodes against one, on a
+redis-server and on a Redis Cluster, Bloom memory.
 
     python bench/distributed.py [--hosts 300] [--pages 20] [--rounds 5]
                                 [--scale-hosts 1000] [--scale-pages 4] [--scale-delay 0.5]
-                                [--bloom-urls 200000] [--only ratio|scale|bloom]
+                                [--nodes 1,2] [--cluster]
+                                [--bloom-urls 200000] [--only ratio|cluster|scale|bloom]
 
 1. One node in Redis mode against a local crawl of the same test web, in the same run, rounds
    alternating which goes first; the ratio of median pages/s (goal >= 0.9).
-2. Two nodes against one node (both Redis mode) on a politer crawl of a bigger web, which one
+   With --cluster also (``cluster``): one node on a Redis Cluster (3 masters, 3 replicas, on
+   this machine) against one node on a redis-server, rounds alternating (goal >= 0.9).
+2. N nodes against one node (all Redis mode) on a politer crawl of a bigger web, which one
    node takes about a minute to crawl: pages/s over the wall time from the first node's start
-   to the last node's end.
+   to the last node's end, for each count in --nodes; with --cluster on the cluster too.
 3. Bloom memory per url for 10 million urls at 1e-6: Redis's own MEMORY USAGE of the bitmap
    sized for them (the whole bitmap is allocated once its high bits are set), filled with
    --bloom-urls urls through the frontier's push script, against scrapy-redis's set of 40-hex
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import itertools
+import json
 import os
 import statistics
 import subprocess
@@ -36,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 
 from bench.crawl import COMMON, rate, run_crawl  # noqa: E402
+from tests.redis_cluster import RedisCluster  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 from tianwang.distributed.bloom import BloomShape  # noqa: E402
 from tianwang.distributed.redisfrontier import Push, RedisFrontier  # noqa: E402
@@ -45,45 +51,59 @@ from tianwang.testweb.model import SyntheticWeb  # noqa: E402
 _jobs = itertools.count()
 
 
-def redis_settings(server: RedisServer, node: str = "node0") -> dict[str, str]:
-    return {
+def redis_settings(server: RedisServer | RedisCluster, node: str = "node0") -> dict[str, str]:
+    """A new job's settings on a redis-server or a cluster."""
+    settings = {
         "TIANWANG_REDIS_URL": server.url,
         "TIANWANG_REDIS_JOB": f"bench{os.getpid()}-{next(_jobs)}",
         "TIANWANG_NODE_NAME": node,
     }
+    if isinstance(server, RedisCluster):
+        settings["TIANWANG_REDIS_CLUSTER"] = "True"
+    return settings
 
 
 def one_node_vs_local(server: RedisServer, hosts: int, pages: int,
                       rounds: int) -> tuple[float, dict[str, float]]:
     """The ratio of median pages/s, one Redis node over a local crawl, and the medians."""
-    runs: dict[str, list[float]] = {"local": [], "redis": []}
+    return one_node_vs("local", {"local": None, "redis": server}, hosts, pages, rounds)
+
+
+def one_node_vs(base: str, backends: dict[str, RedisServer | RedisCluster | None], hosts: int,
+                pages: int, rounds: int) -> tuple[float, dict[str, float]]:
+    """Median pages/s of one node on each backend (None: local), rounds alternating the
+    order; the ratio of the other one over `base`."""
+    runs: dict[str, list[float]] = {kind: [] for kind in backends}
     with tempfile.TemporaryDirectory() as tmp, TestWebProcess(1, hosts, pages) as web:
         seeds = write_seeds(Path(tmp) / "seeds.txt", SyntheticWeb(1, hosts, pages).homepages())
         run_crawl("site", web.address, seeds, Path(tmp))  # warm-up: the server builds its hosts
         for round_no in range(1, rounds + 1):
-            kinds = ("local", "redis") if round_no % 2 else ("redis", "local")
+            kinds = list(backends) if round_no % 2 else list(backends)[::-1]
             for kind in kinds:
-                extra = redis_settings(server) if kind == "redis" else {}
+                server = backends[kind]
+                extra = redis_settings(server) if server is not None else {}
                 with tempfile.TemporaryDirectory(dir=tmp) as workdir:
                     stats = run_crawl("site", web.address, seeds, Path(workdir), extra)
                 runs[kind].append(rate(stats))
                 print(
-                    f"round {round_no} {kind:5s}: {stats['response_received_count']} responses, "
+                    f"round {round_no} {kind:7s}: {stats['response_received_count']} responses, "
                     f"{stats.get('tianwang/storage/records')} stored, "
                     f"{stats['elapsed_time_seconds']:.1f} s, {rate(stats):.1f} pages/s",
                     flush=True,
                 )
     medians = {kind: statistics.median(values) for kind, values in runs.items()}
-    ratio = medians["redis"] / medians["local"]
+    other = next(kind for kind in backends if kind != base)
+    ratio = medians[other] / medians[base]
     print(
-        f"median local {medians['local']:.1f} pages/s, one Redis node {medians['redis']:.1f}"
+        f"median {base} {medians[base]:.1f} pages/s, one node on {other} {medians[other]:.1f}"
         f" pages/s: ratio {ratio:.3f} (goal >= 0.9)"
     )
     return ratio, medians
 
 
 def nodes_crawl(
-    server: RedisServer, web: TestWebProcess, seeds: Path, workdir: Path, nodes: int, polite: dict
+    server: RedisServer | RedisCluster, web: TestWebProcess, seeds: Path, workdir: Path,
+    nodes: int, polite: dict,
 ) -> tuple[int, float]:
     """Responses of all nodes and the wall time from the first start to the last end."""
     shared = redis_settings(server)
@@ -98,6 +118,8 @@ def nodes_crawl(
             "TIANWANG_PROXY": web.address,
             "TIANWANG_DATA_DIR": str(workdir / f"data{i}"),
             "BENCH_STATS_FILE": str(workdir / f"stats{i}.json"),
+            # No node takes a request before all have joined: no bucket moves mid-crawl.
+            "TIANWANG_REDIS_QUORUM": str(nodes),
         }
         command = [sys.executable, "-m", "scrapy", "crawl", "site"]
         if i == nodes - 1:
@@ -112,35 +134,63 @@ def nodes_crawl(
         if proc.wait() != 0:
             raise SystemExit(f"a node failed: exit {proc.returncode}")
     wall = time.monotonic() - started
-    import json
-
     responses = sum(
         json.loads(path.read_text())["response_received_count"] for path in stats_files
     )
     return responses, wall
 
 
-def two_nodes_vs_one(server: RedisServer, hosts: int, pages: int, delay: float) -> float:
+def n_nodes_vs_one(backends: dict[str, RedisServer | RedisCluster], hosts: int, pages: int,
+                   delay: float, counts: list[int]) -> dict[str, dict[int, float]]:
+    """pages/s of each count of nodes on each backend, and its ratio to one node's."""
     polite = {
         "CONCURRENT_REQUESTS": "16",
         "CONCURRENT_REQUESTS_PER_DOMAIN": "1",
         "DOWNLOAD_DELAY": str(delay),
     }
-    rates = {}
-    with tempfile.TemporaryDirectory() as tmp, TestWebProcess(2, hosts, pages) as web:
+    rates: dict[str, dict[int, float]] = {kind: {} for kind in backends}
+    steady: dict[str, dict[int, float]] = {kind: {} for kind in backends}
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "access.jsonl"
+        log.touch()
+        web = TestWebProcess(2, hosts, pages, access_log=log)
         seeds = write_seeds(Path(tmp) / "seeds.txt", SyntheticWeb(2, hosts, pages).homepages())
-        for nodes in (1, 2):
-            with tempfile.TemporaryDirectory(dir=tmp) as workdir:
-                responses, wall = nodes_crawl(server, web, seeds, Path(workdir), nodes, polite)
-            rates[nodes] = responses / wall
-            print(
-                f"{nodes} node(s): {responses} responses in {wall:.1f} s wall, "
-                f"{rates[nodes]:.1f} pages/s",
-                flush=True,
-            )
-    ratio = rates[2] / rates[1]
-    print(f"two nodes / one node: {ratio:.2f} ({polite}, {hosts} hosts x {pages} pages)")
-    return ratio
+        with web:
+            for nodes in counts:
+                for kind, server in backends.items():
+                    served = len(log.read_text().splitlines())
+                    with tempfile.TemporaryDirectory(dir=tmp) as workdir:
+                        responses, wall = nodes_crawl(server, web, seeds, Path(workdir), nodes,
+                                                      polite)
+                    count, span, middle = serving_span(log, served)
+                    rates[kind][nodes] = count / span
+                    steady[kind][nodes] = middle
+                    print(
+                        f"{kind}, {nodes} node(s): {responses} responses in {wall:.1f} s wall "
+                        f"({responses / wall:.1f} pages/s); served {count} in {span:.1f} s from "
+                        f"the first request to the last: {count / span:.1f} pages/s; the middle "
+                        f"80% at {middle:.1f} pages/s",
+                        flush=True,
+                    )
+    for name, table in (("whole span", rates), ("middle 80%", steady)):
+        for kind, by_count in table.items():
+            one = by_count.get(1)
+            if one:
+                print(f"{kind}, {name}: " + ", ".join(
+                    f"{n} nodes / one {r / one:.2f} (goal >= {0.9 * n:.1f})"
+                    for n, r in by_count.items() if n > 1))
+    print(f"({polite}, {hosts} hosts x {pages} pages; ratios of the serving-span rates)")
+    return rates
+
+
+def serving_span(log: Path, start: int) -> tuple[int, float, float]:
+    """Requests the web served since line `start` of its access log, the seconds from the
+    first to the last (the crawl without the nodes' start-up and close), and the rate of the
+    middle 80% of them (without the ramp-up and the last hosts' tail either)."""
+    times = sorted(json.loads(line)["time"] for line in log.read_text().splitlines()[start:])
+    low, high = len(times) // 10, len(times) * 9 // 10
+    middle = (high - low) / max(times[high] - times[low], 1e-9)
+    return len(times), times[-1] - times[0], middle
 
 
 def bloom_memory(server: RedisServer, fill: int) -> None:
@@ -192,20 +242,33 @@ def main() -> int:
     parser.add_argument("--scale-hosts", type=int, default=1000)
     parser.add_argument("--scale-pages", type=int, default=4)
     parser.add_argument("--scale-delay", type=float, default=0.5)
+    parser.add_argument("--nodes", default="1,2", help="node counts of the scaling runs")
+    parser.add_argument("--cluster", action="store_true",
+                        help="also on a Redis Cluster of 3 masters and 3 replicas")
     parser.add_argument("--bloom-urls", type=int, default=200_000)
-    parser.add_argument("--only", choices=("ratio", "scale", "bloom"))
+    parser.add_argument("--only", choices=("ratio", "cluster", "scale", "bloom"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer(Path(tmp) / "redis").start()
+        cluster = RedisCluster(Path(tmp) / "cluster").start() if args.cluster else None
+        backends: dict[str, RedisServer | RedisCluster] = {"server": server}
+        if cluster is not None:
+            backends["cluster"] = cluster
         try:
             if args.only in (None, "ratio"):
                 one_node_vs_local(server, args.hosts, args.pages, args.rounds)
+            if args.only in (None, "cluster") and cluster is not None:
+                one_node_vs("server", backends, args.hosts, args.pages, args.rounds)
             if args.only in (None, "scale"):
-                two_nodes_vs_one(server, args.scale_hosts, args.scale_pages, args.scale_delay)
+                counts = [int(n) for n in args.nodes.split(",")]
+                n_nodes_vs_one(backends, args.scale_hosts, args.scale_pages, args.scale_delay,
+                               counts)
             if args.only in (None, "bloom"):
                 bloom_memory(server, args.bloom_urls)
         finally:
             server.stop()
+            if cluster is not None:
+                cluster.stop()
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
     return 0
 

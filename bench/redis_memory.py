@@ -31,7 +31,7 @@ from tianwang import meta  # noqa: E402
 from tianwang.distributed.bloom import BloomShape  # noqa: E402
 from tianwang.distributed.mapping import bucket_of  # noqa: E402
 from tianwang.distributed.redisfrontier import Push, RedisFrontier  # noqa: E402
-from tianwang.frontier.codec import encode  # noqa: E402
+from tianwang.frontier.codec import decode, encode  # noqa: E402
 from tianwang.spiders.site import SiteSpider  # noqa: E402
 
 BATCH = 1000
@@ -97,8 +97,10 @@ def main() -> int:
                 print(f"  {name:7s} {size / args.pending:7.1f} bytes a request")
             print(f"Bloom filter for {args.expected:,} urls at 1e-6: {bloom:,} bytes = "
                   f"{bloom / args.expected:.2f} bytes a url")
-            while taken := frontier.take(BATCH, 0):
-                frontier.ack([t.member for t in taken])
+            while taken := frontier.take(BATCH, 0):  # acked as a node does, with link keys
+                urls = [decode(t.blob, spider).url for t in taken]
+                keys = [frontier.link_key(hashlib.sha1(url.encode()).digest()) for url in urls]
+                frontier.ack([t.member for t in taken], keys)
             seen = used(client) - start - bloom
             print(f"all taken and acked: {seen / args.pending:.1f} bytes a seen url stay "
                   f"(the Bloom filter apart)")

@@ -338,3 +338,24 @@ def test_on_a_cluster_a_replica_down_costs_one_wait_then_the_crawl_goes_on(
     assert frontier.unreplicated == 1
     assert [t.blob for t in frontier.take(10, 0)] == [b"http://a.example.com/",
                                                      b"http://b.example.com/"]
+
+
+def test_a_links_cash_raises_a_queued_url_and_leaves_with_its_ack(redis_server, job) -> None:
+    """LINK: a second link lifts a queued url above its equal; once acked, nothing of it is
+    left but its Bloom bits, and a later link to it records nothing."""
+    client = redis.Redis.from_url(redis_server.url)
+    a = RedisFrontier(client, job, "a", BUCKETS, BloomShape.for_capacity(10_000, 1e-6),
+                      link_weight=1.0)
+    a.heartbeat(30)
+    u, v = "http://h1.example.com/x", "http://h2.example.com/y"
+    key = {url: a.link_key(fingerprint(url)) for url in (u, v)}
+    a.sync([push_of(u, 5), push_of(v, 5)], (), 0, 0, links=[(key[u], 1 / 8), (key[v], 1 / 8)])
+    a.sync((), (), 0, 0, links=[(key[v], 1.0)])  # v's cash 1/8 -> 9/8: 3 doublings up
+    assert a.raised == 1
+    taken = a.take(10, 0)
+    assert [(t.blob.decode(), t.weight) for t in taken] == [(v, 8), (u, 5)]
+    assert client.hlen(a.key("cash")) == 2
+    a.ack([t.member for t in taken], [key[t.blob.decode()] for t in taken])
+    assert client.hlen(a.key("cash")) == 0 and client.hlen(a.key("member")) == 0
+    a.sync((), (), 0, 0, links=[(key[v], 1.0)])
+    assert client.hlen(a.key("cash")) == 0

@@ -37,6 +37,21 @@ local function bloom_test_and_set(prefix, k, m, first)
 end
 """
 
+# Lua: whether every one of the k bits of the url with these h1, h2 is set (seen before, or a
+# false positive); sets none.
+LUA_TEST = """
+local function bloom_test(prefix, k, m, h1, h2)
+  for i = 0, k - 1 do
+    local pos = math.fmod(h1 + i * h2, m)
+    local seg = math.floor(pos / 4294967296)
+    if redis.call('GETBIT', prefix .. 'bloom:' .. seg, pos - seg * 4294967296) == 0 then
+      return false
+    end
+  end
+  return true
+end
+"""
+
 
 @dataclass(frozen=True)
 class BloomShape:

@@ -41,10 +41,9 @@ def connect(url: str, cluster_key: str | None = None) -> redis.Redis:
     if cluster_key is None:  # scrapy-redis's connection helper, as before
         return get_redis(url=url, retry=Retry(RETRY_BACKOFF, RETRY_TRIES),
                          retry_on_error=RETRY_ERRORS, health_check_interval=30, **TIMEOUTS)
-    pool = redis.ConnectionPool.from_url(
-        url, connection_class=SlotMasterConnection, locator=SlotLocator(url, cluster_key),
-        retry=Retry(RETRY_BACKOFF, RETRY_TRIES), retry_on_error=RETRY_ERRORS + CLUSTER_ERRORS,
-        health_check_interval=30, **TIMEOUTS)
+    pool = _slot_master_pool(url, cluster_key, retry=Retry(RETRY_BACKOFF, RETRY_TRIES),
+                             retry_on_error=RETRY_ERRORS + CLUSTER_ERRORS,
+                             health_check_interval=30, **TIMEOUTS)
     return redis.Redis.from_pool(pool)  # closes the pool with the client
 
 
@@ -54,9 +53,8 @@ def connect_async(url: str, cluster_key: str | None = None) -> redis.asyncio.Red
     if cluster_key is None:
         return redis.asyncio.Redis.from_url(url, retry_on_error=RETRY_ERRORS, **retry,
                                             **TIMEOUTS)
-    pool = redis.asyncio.ConnectionPool.from_url(
-        url, connection_class=AsyncSlotMasterConnection, locator=SlotLocator(url, cluster_key),
-        retry_on_error=RETRY_ERRORS + CLUSTER_ERRORS, **retry, **TIMEOUTS)
+    pool = _slot_master_pool(url, cluster_key, asynchronous=True,
+                             retry_on_error=RETRY_ERRORS + CLUSTER_ERRORS, **retry, **TIMEOUTS)
     return redis.asyncio.Redis.from_pool(pool)  # closes the pool with the client
 
 
@@ -65,10 +63,17 @@ def job_client(url: str, prefix: str) -> redis.Redis:
     the server says whether it is a cluster node. No retries: a dead server fails at once."""
     if not is_cluster_node(url):
         return redis.Redis.from_url(url, socket_connect_timeout=10)
-    pool = redis.ConnectionPool.from_url(url, connection_class=SlotMasterConnection,
-                                         locator=SlotLocator(url, prefix),
-                                         socket_connect_timeout=10)
-    return redis.Redis.from_pool(pool)
+    return redis.Redis.from_pool(_slot_master_pool(url, prefix, socket_connect_timeout=10))
+
+
+def _slot_master_pool(url: str, key: str, asynchronous: bool = False, **kwargs: Any):
+    """A pool of connections to the master serving key's slot in url's cluster."""
+    if asynchronous:
+        pool_class, connection_class = redis.asyncio.ConnectionPool, AsyncSlotMasterConnection
+    else:
+        pool_class, connection_class = redis.ConnectionPool, SlotMasterConnection
+    return pool_class.from_url(url, connection_class=connection_class,
+                               locator=SlotLocator(url, key), **kwargs)
 
 
 def check_redis(settings: Any) -> None:
@@ -115,19 +120,24 @@ class SlotLocator:
     """Finds the master serving one key's slot, asking the cluster's nodes it knows."""
 
     def __init__(self, url: str, key: str) -> None:
-        seed = redis.Redis.from_url(url).connection_pool.connection_kwargs
-        first = (seed.get("host", "localhost"), int(seed.get("port", 6379)))
+        seed = redis.ConnectionPool.from_url(url)
+        options = dict(seed.connection_kwargs)
+        first = (options.pop("host", "localhost"), int(options.pop("port", 6379)))
         self.known: list[tuple[str, int]] = [first]
         self.slot = key_slot(key.encode())
-        self.password = seed.get("password")
+        # The url's credentials and TLS for every node (a cluster has only db 0).
+        options.pop("db", None)
+        self.options = {**options, "socket_timeout": 2, "socket_connect_timeout": 2}
+        self.connection_class = seed.connection_class
 
     def master(self) -> tuple[str, int]:
         """(host, port) of the slot's master now; the first known node's if none answers
         (the connect then fails and is retried)."""
         for host, port in list(self.known):
+            pool = redis.ConnectionPool(connection_class=self.connection_class, host=host,
+                                        port=port, **self.options)
             try:
-                with redis.Redis(host=host, port=port, password=self.password,
-                                 socket_timeout=2, socket_connect_timeout=2) as client:
+                with redis.Redis.from_pool(pool) as client:
                     ranges = client.execute_command("CLUSTER SLOTS")
             except redis.RedisError:
                 continue

@@ -37,7 +37,9 @@ Bloom filter; an ack of an acked member does nothing). No Scrapy import here.
 
 from __future__ import annotations
 
+import itertools
 import time
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -47,7 +49,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from tianwang.distributed.bloom import LUA_TEST_AND_SET, BloomShape
+from tianwang.distributed.bloom import LUA_TEST, LUA_TEST_AND_SET, BloomShape
 from tianwang.distributed.mapping import rebalance
 
 SHIFT = 2**31
@@ -137,35 +139,42 @@ return out
 # The raise is the difference of the bonus of the cash after and before, which is the same
 # whether or not TIANWANG_LINK_RELATIVE discounts the first share (up to rounding): the node
 # weighs a new url's first share itself. A host's first request, ranked above every weight,
-# reads as a weight of 256 or more here and is left where it is. The hashes keep an entry per
-# url seen (about 100 bytes in Redis each) for the crawl's life.
-LINK = """
-local p, per = ARGV[1], tonumber(ARGV[2])
+# reads as a weight of 256 or more here and is left where it is. A url's two entries go with
+# its ack (ACK), so a url done costs only its Bloom bits: a link to a url that has no cash
+# and is in the Bloom filter is to a url done (or a false positive), and is not counted.
+LINK = LUA_TEST + """
+local p, per, k, m = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local function bonus(c)
   return math.floor(per * math.log(math.max(c, 2 ^ -24)) / math.log(2) + 0.5)
 end
-local raised = 0
-for i = 3, #ARGV, 2 do
-  local fp, share = ARGV[i], tonumber(ARGV[i + 1])
+local function done(fp)
+  local h1, h2 = string.match(fp, '^(%d+):(%d+)$')
+  return bloom_test(p, k, m, tonumber(h1), tonumber(h2))
+end
+-- A link's share to a url pending, in flight or new; raised: whether its queue score rose.
+local function credit(fp, share)
   local old = tonumber(redis.call('HGET', p .. 'cash', fp) or '0')
+  if old == 0 and done(fp) then return false end
   local new = old + share
   redis.call('HSET', p .. 'cash', fp, string.format('%.9g', new))
   local member = old > 0 and redis.call('HGET', p .. 'member', fp)
-  if member then
-    local bucket, id = string.match(member, '^(%d+):(%d+)$')
-    local q = p .. 'q:' .. (redis.call('HGET', p .. 'table', bucket) or '')
-    local score = redis.call('ZSCORE', q, member)
-    if score then
-      local weight = math.floor((tonumber(id) - tonumber(score)) / 2147483648 / 4096) - 256
-      local delta = math.min(bonus(new) - bonus(old), 255 - weight)
-      if delta > 0 then
-        redis.call('ZINCRBY', q, string.format('%.17g', -delta * 8796093022208), member)
-        raised = raised + 1
-      end
-    else
-      redis.call('HDEL', p .. 'member', fp)
-    end
+  if not member then return false end
+  local bucket, id = string.match(member, '^(%d+):(%d+)$')
+  local q = p .. 'q:' .. (redis.call('HGET', p .. 'table', bucket) or '')
+  local score = redis.call('ZSCORE', q, member)
+  if not score then  -- taken: no longer queued
+    redis.call('HDEL', p .. 'member', fp)
+    return false
   end
+  local weight = math.floor((tonumber(id) - tonumber(score)) / 2147483648 / 4096) - 256
+  local delta = math.min(bonus(new) - bonus(old), 255 - weight)
+  if delta <= 0 then return false end
+  redis.call('ZINCRBY', q, string.format('%.17g', -delta * 8796093022208), member)
+  return true
+end
+local raised = 0
+for i = 5, #ARGV, 2 do
+  if credit(ARGV[i], tonumber(ARGV[i + 1])) then raised = raised + 1 end
 end
 return raised
 """
@@ -210,12 +219,19 @@ end
 return out
 """
 
+# Pairs of a member and its url's LINK key ('' for none): a request done with leaves nothing
+# but its Bloom bits (LINK counts no link to it after).
 ACK = """
 local p, node = ARGV[1], ARGV[2]
-for i = 3, #ARGV do
-  if redis.call('HDEL', p .. 'lease:' .. node, ARGV[i]) == 1 then
-    redis.call('HDEL', p .. 'req', ARGV[i])
-    redis.call('HDEL', p .. 'stored', ARGV[i])
+for i = 3, #ARGV, 2 do
+  local member, fp = ARGV[i], ARGV[i + 1]
+  if redis.call('HDEL', p .. 'lease:' .. node, member) == 1 then
+    redis.call('HDEL', p .. 'req', member)
+    redis.call('HDEL', p .. 'stored', member)
+    if fp ~= '' then
+      redis.call('HDEL', p .. 'cash', fp)
+      redis.call('HDEL', p .. 'member', fp)
+    end
   end
 end
 return 0
@@ -340,7 +356,7 @@ class RedisFrontier:
         self.link_weight = link_weight  # weight per doubling of cash (LINK); 0: off
         self.raised = 0  # queued urls LINK raised in the last sync
         self._marks_conn: Connection | None = None
-        self._sent_marks: list[str] = []  # members marked, their replies not read yet
+        self._sent_marks: deque[str] = deque()  # members marked, their replies not read yet
         self._unsent_marks: list[str] = []  # the next sync sends them first, in its pipeline
         self.turns = min(turns, MAX_TURNS)
         self.job = job
@@ -379,9 +395,12 @@ class RedisFrontier:
         """Lease up to sorted_count requests by score, then random_count at random."""
         return self.sync((), (), sorted_count, random_count)[1]
 
-    def ack(self, members: Iterable[str]) -> None:
-        """These requests are done with: their lease and their stored request go."""
-        self.sync((), list(members), 0, 0)
+    def ack(self, members: Iterable[str], keys: Iterable[str] | None = None) -> None:
+        """These requests are done with: their lease, their stored request and (given their
+        urls' link keys) their urls' cash go."""
+        members = list(members)
+        keys = [""] * len(members) if keys is None else list(keys)
+        self.sync((), list(zip(members, keys, strict=True)), 0, 0)
 
     def link_key(self, fingerprint: bytes) -> str:
         """A url's key in the hashes ``cash`` and ``member``: its Bloom hashes, as PUSH has
@@ -397,10 +416,11 @@ class RedisFrontier:
         return [float(value or 0) for value in self.client.hmget(self.key("cash"), keys)]
 
     def sync(
-        self, pushes: Sequence[Push], acks: Sequence[str], sorted_count: int, random_count: int,
-        links: Sequence[tuple[str, float]] = (),
+        self, pushes: Sequence[Push], acks: Sequence[tuple[str, str]], sorted_count: int,
+        random_count: int, links: Sequence[tuple[str, float]] = (),
     ) -> tuple[list[bool], list[Taken]]:
         """Push, then ack (the acked requests' links are in first), then take: one round trip.
+        acks: (member, its url's link key, or "" for a request LINK never saw).
 
         The scripts go by EVALSHA in one pipeline; after a Redis restart (no scripts loaded)
         they are loaded and the pipeline is sent again, none of it having run.
@@ -408,14 +428,15 @@ class RedisFrontier:
         self._read_marks()
         calls: list[tuple[Script, list[object]]] = []
         if links:  # before the push: it records the members LINK may raise later
-            args: list[object] = [self.prefix, self.link_weight]
+            args: list[object] = [self.prefix, self.link_weight, self.bloom.hashes,
+                                  self.bloom.bits]
             for key, share in links:
                 args += [key, repr(share)]
             calls.append((self._link, args))
         if pushes:
             calls.append((self._push, self._push_args(pushes)))
         if acks:
-            calls.append((self._ack, [self.prefix, self.node, *acks]))
+            calls.append((self._ack, [self.prefix, self.node, *itertools.chain(*acks)]))
         if sorted_count or random_count:
             calls.append((self._take, [self.prefix, self.node, sorted_count, random_count]))
         replies = self._pipelined(calls, self._unsent_marks)
@@ -505,7 +526,7 @@ class RedisFrontier:
         try:
             while self._sent_marks:
                 self._marks_connection().read_response()
-                self._sent_marks.pop(0)
+                self._sent_marks.popleft()
         except (RedisConnectionError, RedisTimeoutError):
             self._marks_lost()
 
@@ -514,7 +535,7 @@ class RedisFrontier:
         same field: no harm if they had arrived)."""
         self._marks_conn = None
         self._unsent_marks += self._sent_marks
-        self._sent_marks = []
+        self._sent_marks.clear()
 
     def release(self, members: Iterable[str]) -> None:
         """Give leased requests back to their owners' queues, unfetched."""

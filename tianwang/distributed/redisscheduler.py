@@ -99,7 +99,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._local: dict[int, tuple[Taken, Request]] = {}
         self._next_id = 0
         self._members: dict[str, str] = {}  # url handed out -> member
-        self._done: list[str] = []  # finished, to ack after the outbox is pushed
+        # finished, to ack after the outbox is pushed: (member, its url's link key or "")
+        self._done: list[tuple[str, str]] = []
         self._owned: set[int] = set()
         self._starting = True
         self._start_done = False  # StartDoneMiddleware said so
@@ -284,7 +285,13 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         """Queue for ack the requests the engine has finished with."""
         for request in requests:
             self._members.pop(request.url, None)
-        self._done.extend(tokens)
+        self._done.extend(zip(tokens, map(self._link_key, requests), strict=True))
+
+    def _link_key(self, request: Request) -> str:
+        """The url's key in Redis's cash (which its ack deletes); "" if LINK never saw it."""
+        if self.cash is None or request.dont_filter:
+            return ""
+        return self.frontier.link_key(self.crawler.request_fingerprinter.fingerprint(request))
 
     def _poll(self) -> None:
         if not self._quorum_met:
@@ -375,7 +382,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         connection cut and the call retried). Without this they would never be fetched."""
         known = {taken.member for taken, _request in self._local.values()}
         known.update(member for member, _slot in self._inflight.values())
-        known.update(self._done)
+        known.update(member for member, _key in self._done)
         orphans = self.frontier.leased() - known
         if orphans:
             self.frontier.release(orphans)
