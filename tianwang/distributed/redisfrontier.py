@@ -58,9 +58,11 @@ MAX_TURNS = 31  # the score has 5 bits for a host's turn
 FIRST_RANK = 2**21  # ranks from here: a host's first requests
 KEYS = 2**16  # key_rank's values
 # With replicas to wait for (a Redis Cluster): the longest a sync waits for them, and after
-# one that did not come (a replica down), seconds before the next sync waits again.
+# one that did not come (a replica down, or none configured: WAIT then blocks its whole
+# timeout), seconds before a sync waits again, doubled at each miss in a row up to the last.
 WAIT_MS = 1000
 WAIT_PAUSE = 30.0
+WAIT_PAUSE_MAX = 600.0
 
 
 def job_prefix(job: str) -> str:
@@ -352,6 +354,7 @@ class RedisFrontier:
         self.replicas = replicas
         self.unreplicated = 0  # syncs whose replicas did not confirm in WAIT_MS
         self._wait_after = 0.0
+        self._wait_pause = WAIT_PAUSE
         self.first, self.seed_first = first, seed_first  # a host's first requests (PUSH)
         self.link_weight = link_weight  # weight per doubling of cash (LINK); 0: off
         self.raised = 0  # queued urls LINK raised in the last sync
@@ -471,9 +474,13 @@ class RedisFrontier:
         raise AssertionError("unreachable")
 
     def _replicated(self, replicas: int) -> None:
-        if replicas < self.replicas:  # a replica down: go on without, and try again later
-            self.unreplicated += 1
-            self._wait_after = time.monotonic() + WAIT_PAUSE
+        if replicas >= self.replicas:
+            self._wait_pause = WAIT_PAUSE
+            return
+        # A replica down: go on without it, and try again later.
+        self.unreplicated += 1
+        self._wait_after = time.monotonic() + self._wait_pause
+        self._wait_pause = min(2 * self._wait_pause, WAIT_PAUSE_MAX)
 
     def _push_args(self, pushes: Sequence[Push]) -> list[object]:
         args: list[object] = [self.prefix, self.bloom.hashes, self.bloom.bits, self.turns,
