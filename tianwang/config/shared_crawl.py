@@ -1,4 +1,6 @@
-"""The distributed settings, read and checked in one place (defaults in default_settings.py).
+"""The distributed settings, read and checked in one place (defaults in default_settings.py;
+what needs the server to check, the mode and the lease against a failover, is checked by
+tianwang/distributed/connection.py's check_redis as the scheduler opens).
 
 Only TIANWANG_REDIS_URL switches the mode, and only this module reads it (is_shared for the
 add-on's choice of scheduler and the spider, redis_url for the url itself); the other

@@ -228,7 +228,13 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         counts = self._take_counts(force, fresh=bool(outbox)) if take else (0, 0)
         if not outbox and not done and counts == (0, 0) and not links:
             return False
+        unreplicated = self.frontier.unreplicated
         flags, taken = self.frontier.sync(outbox, done, *counts, links=links)
+        if self.frontier.unreplicated > unreplicated:
+            self.counts["tianwang/redis/unreplicated"] += 1
+            logger.warning("Redis replica did not confirm a round trip within a second: going "
+                           "on without waiting for it for a while (a failover then may lose "
+                           "the last round trips)")
         self.counts["tianwang/frontier/links/raised"] += self.frontier.raised
         if outbox:
             new = sum(flags)
