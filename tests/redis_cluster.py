@@ -93,7 +93,10 @@ class RedisCluster:
             self.server,
             "--cluster-enabled", "yes",
             "--cluster-config-file", "nodes.conf",
-            "--cluster-node-timeout", "1000",
+            # Short, so a failover takes seconds; not so short that a node starved of CPU
+            # for a moment on a loaded 2-core machine is taken for dead (a failover the
+            # test did not ask for).
+            "--cluster-node-timeout", "2000",
             "--cluster-port", str(self.bus_ports[port]),
             "--appendonly", "no",
             "--save", "",
