@@ -287,9 +287,13 @@ def test_a_stored_mark_reaches_the_next_taker_and_goes_with_the_ack(redis_server
 
 
 def cluster_node(cluster: RedisCluster, job: str) -> RedisFrontier:
+    """A node of the job on the cluster, its scripts loaded as a scheduler's are at open (a
+    first push would otherwise be sent twice, and wait twice for a stopped replica)."""
     client = connect(cluster.url, job_prefix(job))
-    return RedisFrontier(client, job, "a", BUCKETS, BloomShape.for_capacity(10_000, 1e-6),
-                         replicas=1)
+    frontier = RedisFrontier(client, job, "a", BUCKETS, BloomShape.for_capacity(10_000, 1e-6),
+                             replicas=1)
+    frontier.load_scripts()
+    return frontier
 
 
 def stopped(process, seconds: float) -> threading.Thread:
@@ -333,7 +337,7 @@ def test_on_a_cluster_a_replica_down_costs_one_wait_then_the_crawl_goes_on(
     frontier.push([push_of("http://b.example.com/", 9)])
     second = time.monotonic() - began
     resume.join()
-    assert 0.9 <= first < 3  # WAIT_MS, then it gives up on the replica ...
+    assert 0.9 <= first < 2.5  # WAIT_MS, then it gives up on the replica ...
     assert second < 0.5  # ... and the next syncs do not wait for it
     assert frontier.unreplicated == 1
     assert [t.blob for t in frontier.take(10, 0)] == [b"http://a.example.com/",
