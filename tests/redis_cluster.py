@@ -187,7 +187,10 @@ class RedisCluster:
             return client.execute_command("ROLE")
 
     def replica_of(self, master: int) -> int:
-        """Port of a replica of that master (ROLE: master, offset, [[host, port, offset]])."""
+        """Port of a replica of that master (ROLE: master, offset, [[host, port, offset]]).
+        A master lists a replica a moment after the replica says it is linked: wait for it."""
+        wait_until(lambda: None if self._role(master)[2] else f"no replica listed by {master}",
+                   10, "replica_of")
         return int(self._role(master)[2][0][1])
 
     def master_of(self, key: str) -> int:
