@@ -286,14 +286,16 @@ def test_a_stored_mark_reaches_the_next_taker_and_goes_with_the_ack(redis_server
 # --- on a Redis Cluster: each sync's writes on the replica before its reply is used ---------
 
 
-def cluster_node(cluster: RedisCluster, job: str) -> RedisFrontier:
-    """A node of the job on the cluster, its scripts loaded as a scheduler's are at open (a
-    first push would otherwise be sent twice, and wait twice for a stopped replica)."""
+def cluster_node(cluster: RedisCluster, job: str) -> tuple[RedisFrontier, int]:
+    """A node of the job on the cluster, joined, its scripts loaded as a scheduler's are at
+    open (a first push would otherwise be sent twice, and wait twice for a stopped replica);
+    and the port of the replica of the job's master."""
     client = connect(cluster.url, job_prefix(job))
     frontier = RedisFrontier(client, job, "a", BUCKETS, BloomShape.for_capacity(10_000, 1e-6),
                              replicas=1)
     frontier.load_scripts()
-    return frontier
+    frontier.heartbeat(30)
+    return frontier, cluster.replica_of(cluster.master_of(frontier.prefix))
 
 
 def stopped(process, seconds: float) -> threading.Thread:
@@ -308,9 +310,7 @@ def stopped(process, seconds: float) -> threading.Thread:
 def test_on_a_cluster_a_sync_returns_once_its_writes_are_on_the_replica(
     redis_cluster: RedisCluster, job: str
 ) -> None:
-    frontier = cluster_node(redis_cluster, job)
-    frontier.heartbeat(30)
-    replica = redis_cluster.replica_of(redis_cluster.master_of(frontier.prefix))
+    frontier, replica = cluster_node(redis_cluster, job)
     # Stalled for 0.3 s: well inside WAIT_MS (1 s) even on a loaded machine, where the
     # replica, woken, still has to run and answer the master's GETACK.
     resume = stopped(redis_cluster.procs[replica], 0.3)
@@ -328,9 +328,7 @@ def test_on_a_cluster_a_sync_returns_once_its_writes_are_on_the_replica(
 def test_on_a_cluster_a_replica_down_costs_one_wait_then_the_crawl_goes_on(
     redis_cluster: RedisCluster, job: str
 ) -> None:
-    frontier = cluster_node(redis_cluster, job)
-    frontier.heartbeat(30)
-    replica = redis_cluster.replica_of(redis_cluster.master_of(frontier.prefix))
+    frontier, replica = cluster_node(redis_cluster, job)
     resume = stopped(redis_cluster.procs[replica], 4)
     began = time.monotonic()
     frontier.push([push_of("http://a.example.com/", 9)])
