@@ -3,9 +3,10 @@
     python bench/redis_memory.py [--pending 1000000] [--expected 10000000] [--hosts 10000]
 
 Pushes --pending requests of the `site` spider's shape (a url of about 50 bytes, its parent
-url, its link count and depth: encoded as the Redis scheduler encodes them) through the
-frontier's own push and LINK scripts, in batches of 1,000 as a node sends them, into a
-redis-server of its own; then takes and acks them all, as a crawl that fetched them would.
+url, its link count and depth: encoded as the Redis scheduler encodes them, each with its
+link's share) through the frontier's own push script, in batches of 1,000 as a node sends
+them, into a redis-server of its own; then takes and acks them all, as a crawl that fetched
+them would.
 Prints Redis's used_memory per pending request (the Bloom filter apart), the share of each
 key, and what stays per seen url once they are done. The Bloom filter is sized for
 --expected urls at 1e-6 and counted apart: it is allocated whole, whatever the fill.
@@ -64,31 +65,32 @@ def main() -> int:
             client = redis.Redis.from_url(server.url)
             client.config_set("appendonly", "no")  # memory, not the disk, is measured
             shape = BloomShape.for_capacity(args.expected, 1e-6)
-            frontier = RedisFrontier(client, "mem", "n", BUCKETS, shape)
+            frontier = RedisFrontier(client, "mem", "n", BUCKETS, shape, link_weight=0.75)
             frontier.load_scripts()
             frontier.heartbeat(3600)
             start = used(client)
             began = time.monotonic()
             pushes: list[Push] = []
-            links: list[tuple[str, float]] = []
             blob_bytes = 0
             for i in range(args.pending):
                 host, url, blob = request_of(i, args.hosts, spider)
                 blob_bytes += len(blob)
                 fingerprint = hashlib.sha1(url.encode()).digest()
-                pushes.append(Push(bucket_of(host, BUCKETS), 5, 0, blob, fingerprint, host))
-                links.append((frontier.link_key(fingerprint), 1 / 37))
+                pushes.append(Push(bucket_of(host, BUCKETS), 5, 0, blob, fingerprint, host,
+                                   share=1 / 37))
                 if len(pushes) == BATCH:
-                    frontier.sync(pushes, (), 0, 0, links=links)
-                    pushes, links = [], []
+                    frontier.push(pushes)
+                    pushes = []
             if pushes:
-                frontier.sync(pushes, (), 0, 0, links=links)
+                frontier.push(pushes)
             pushed = time.monotonic() - began
             bloom = sum(client.memory_usage(frontier.key(f"bloom:{seg}"), samples=0) or 0
                         for seg in range(shape.segments))
             pending = used(client) - start - bloom
             keys = {name: client.memory_usage(frontier.key(name), samples=0) or 0
-                    for name in ("req", "q:n", "cash", "member", "turns")}
+                    for name in ("req", "q:n", "turns")}
+            keys["link"] = sum(client.memory_usage(key, samples=0) or 0
+                               for key in client.scan_iter(frontier.key("link:*"), count=1000))
             print(f"{args.pending:,} pending requests ({blob_bytes / args.pending:.0f} bytes "
                   f"encoded each), pushed at {args.pending / pushed:,.0f}/s")
             print(f"used_memory per pending request, Bloom apart: {pending / args.pending:.1f} "

@@ -9,6 +9,7 @@ import random
 import signal
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 import redis
@@ -344,21 +345,31 @@ def test_on_a_cluster_a_replica_down_costs_one_wait_then_the_crawl_goes_on(
 
 
 def test_a_links_cash_raises_a_queued_url_and_leaves_with_its_ack(redis_server, job) -> None:
-    """LINK: a second link lifts a queued url above its equal; once acked, nothing of it is
-    left but its Bloom bits, and a later link to it records nothing."""
+    """A push of a url seen before brings its share: a queued url rises above its equal, a
+    taken one gains cash only; once acked nothing of it is left but its Bloom bits, and a
+    later link to it records nothing."""
     client = redis.Redis.from_url(redis_server.url)
     a = RedisFrontier(client, job, "a", BUCKETS, BloomShape.for_capacity(10_000, 1e-6),
                       link_weight=1.0)
     a.heartbeat(30)
     u, v = "http://h1.example.com/x", "http://h2.example.com/y"
-    key = {url: a.link_key(fingerprint(url)) for url in (u, v)}
-    a.sync([push_of(u, 5), push_of(v, 5)], (), 0, 0, links=[(key[u], 1 / 8), (key[v], 1 / 8)])
-    a.sync((), (), 0, 0, links=[(key[v], 1.0)])  # v's cash 1/8 -> 9/8: 3 doublings up
+
+    def linked(url: str, share: float) -> Push:
+        return replace(push_of(url, 5), share=share)
+
+    def entries() -> int:
+        return sum(client.hlen(key) for key in client.scan_iter(a.key("link:*")))
+
+    assert a.sync([linked(u, 1 / 8), linked(v, 1 / 8)], (), 0, 0)[0] == [True, True]
+    assert a.sync([linked(v, 1.0)], (), 0, 0)[0] == [False]  # 1/8 -> 9/8: 3 doublings up
     assert a.raised == 1
     taken = a.take(10, 0)
     assert [(t.blob.decode(), t.weight) for t in taken] == [(v, 8), (u, 5)]
-    assert client.hlen(a.key("cash")) == 2
-    a.ack([t.member for t in taken], [key[t.blob.decode()] for t in taken])
-    assert client.hlen(a.key("cash")) == 0 and client.hlen(a.key("member")) == 0
-    a.sync((), (), 0, 0, links=[(key[v], 1.0)])
-    assert client.hlen(a.key("cash")) == 0
+    a.sync([linked(v, 1.0)], (), 0, 0)  # taken: its cash grows, nothing to raise
+    assert a.raised == 0
+    assert a.cash_of([fingerprint(u), fingerprint(v)]) == [1 / 8, 17 / 8]
+    assert entries() == 2
+    a.ack([t.member for t in taken], [a.link_key(fingerprint(t.blob.decode())) for t in taken])
+    assert entries() == 0
+    assert a.sync([linked(v, 1.0)], (), 0, 0)[0] == [False]
+    assert entries() == 0 and a.cash_of([fingerprint(v)]) == [0.0]

@@ -7,6 +7,8 @@ Keys, all under ``tianwang:{<job>}:``:
     q:<node>       zset member -> score: the node's pending requests
     lease:<node>   hash member -> score: requests the node has taken and not finished
     bloom:<seg>    the Bloom filter's bitmaps (bloom.py)
+    link:<n>       hashes url key -> "<cash> <member>": the cash links brought a url not
+                   done yet, and its member while queued (link relations, see PUSH)
     table          hash bucket -> node; table:nodes the sorted live nodes it was made for
     nodes          set of the nodes taking part; alive:<node> a key that expires with the lease
     stored         hash of the leased members whose page is stored (until their ack): a
@@ -38,6 +40,7 @@ Bloom filter; an ack of an acked member does nothing). No Scrapy import here.
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -49,7 +52,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from tianwang.distributed.bloom import LUA_TEST, LUA_TEST_AND_SET, BloomShape
+from tianwang.distributed.bloom import LUA_TEST_AND_SET, BloomShape
 from tianwang.distributed.mapping import rebalance
 
 SHIFT = 2**31
@@ -76,14 +79,36 @@ def table_size(client: Redis, prefix: str) -> int:
     return len(nodes.split(b",")) if nodes else 0
 
 
+def link_shards(bloom: BloomShape) -> int:
+    """The link hashes of a job: about 64 urls each at the Bloom filter's expected count
+    (n = m ln 2 / k), few enough for Redis to keep each as a listpack."""
+    expected = bloom.bits * math.log(2) / bloom.hashes
+    return max(1, math.ceil(expected / 64))
+
+
 def weight_of_score(member: bytes | str, score: float) -> int:
     """The weight a queued member's score holds it at (the inverse of the score's layout)."""
     text = member.decode() if isinstance(member, bytes) else member
     return unrank(text, score)[1]
 
+# Link relations (frontier/linkscore.py) ride on the push: a push of a url carries the cash its
+# link brings (its share; 0 with TIANWANG_LINK_WEIGHT off). A new url queued with a share gets
+# an entry "<cash> <member>" in the job's link hashes; a url seen before that has one gains
+# the share, and while it is queued its weight may rise: the score's weight field grows
+# (ZINCRBY of -delta * 2**43, exact in the double), its priority, turn and id stay. Taken, it
+# keeps its cash only; acked (ACK), its entry goes, so a url done costs only its Bloom bits: a
+# link to a url seen with no entry is to a url done (or a false positive), and counts nothing.
+# The raise is the difference of the bonus of the cash after and before, which is the same
+# whether or not TIANWANG_LINK_RELATIVE discounts the first share (up to rounding): the node
+# weighs a new url's first share itself. A host's first request, ranked above every weight,
+# reads as a weight of 256 or more here and is left where it is.
+# The entries are spread over `shards` small hashes ``link:<h1 mod shards>``, about 64 urls
+# each at the expected count, which Redis keeps as listpacks (a third of a hash table's bytes
+# an entry). Replies: 1 a url queued, 0 one seen before, 2 one seen before and raised.
 PUSH = LUA_TEST_AND_SET + """
 local p, k, m, turns = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local first, seed_first = tonumber(ARGV[5]), tonumber(ARGV[6])
+local per, shards = tonumber(ARGV[7]), tonumber(ARGV[8])
 -- The rank of a host's next first request (nil past its first ones).
 local function first_rank(host, seed, key)
   if first == 0 and seed_first == 0 then return nil end
@@ -99,14 +124,48 @@ local function first_rank(host, seed, key)
   redis.call('HSET', p .. 'first', host, given + 1)
   return 2097152 + (15 - given) * 65536 + key
 end
-local out, i = {}, 7
+local function bonus(c)
+  return math.floor(per * math.log(math.max(c, 2 ^ -24)) / math.log(2) + 0.5)
+end
+local function cash(c) return string.format('%.9g', c) end
+-- A url seen before gains its share; 2 if its queue score rose, else 0.
+local function credit(links, fp, share)
+  local entry = redis.call('HGET', links, fp)
+  if not entry then return 0 end  -- done, or a false positive of the Bloom filter
+  local old, member = string.match(entry, '^(%S+) ?(%S*)$')
+  local new = tonumber(old) + share
+  if member == '' then  -- taken
+    redis.call('HSET', links, fp, cash(new))
+    return 0
+  end
+  local bucket, id = string.match(member, '^(%d+):(%d+)$')
+  local q = p .. 'q:' .. (redis.call('HGET', p .. 'table', bucket) or '')
+  local score = redis.call('ZSCORE', q, member)
+  if not score then  -- taken since: no longer queued
+    redis.call('HSET', links, fp, cash(new))
+    return 0
+  end
+  redis.call('HSET', links, fp, cash(new) .. ' ' .. member)
+  local weight = math.floor((tonumber(id) - tonumber(score)) / 2147483648 / 4096) - 256
+  local delta = math.min(bonus(new) - bonus(tonumber(old)), 255 - weight)
+  if delta <= 0 then return 0 end
+  redis.call('ZINCRBY', q, string.format('%.17g', -delta * 8796093022208), member)
+  return 2
+end
+local out, i = {}, 9
 while i <= #ARGV do
   local bucket, key, slot, host = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
   local seed, blob, nfp = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
-  local new = true
-  local fp = nfp == '1' and ARGV[i + 7] .. ':' .. ARGV[i + 8]  -- LINK's key of the url
-  if nfp == '1' then new = bloom_test_and_set(p, k, m, i + 7) end
-  i = i + 7 + (nfp == '1' and 2 or 0)
+  local new, fp, links, share = true, nil, nil, 0
+  if nfp == '1' then
+    new = bloom_test_and_set(p, k, m, i + 7)
+    fp = ARGV[i + 7] .. ':' .. ARGV[i + 8]
+    links = p .. 'link:' .. math.fmod(tonumber(ARGV[i + 7]), shards)
+    share = tonumber(ARGV[i + 9])
+    i = i + 10
+  else
+    i = i + 7
+  end
   if new then
     local rank = first_rank(host, seed, key)
     if not rank then
@@ -121,64 +180,16 @@ while i <= #ARGV do
     local owner = redis.call('HGET', p .. 'table', bucket) or ''
     redis.call('ZADD', p .. 'q:' .. owner, string.format('%.17g', id - rank * 2147483648), member)
     redis.call('HSET', p .. 'req', member, blob)
-    if fp and redis.call('HEXISTS', p .. 'cash', fp) == 1 then  -- LINK may raise it
-      redis.call('HSET', p .. 'member', fp, member)
-    end
+    if share > 0 then redis.call('HSET', links, fp, cash(share) .. ' ' .. member) end
     out[#out + 1] = 1
+  elseif share > 0 then
+    out[#out + 1] = credit(links, fp, share)
   else
     out[#out + 1] = 0
   end
 end
 if #out > 0 then redis.call('SET', p .. 'seeded', 1) end
 return out
-"""
-
-# Link relations (frontier/linkscore.py), run before PUSH in the same round trip: each url
-# (key "h1:h2", its Bloom hashes) gets the cash its link brings, in the hash ``cash``; a url
-# still queued (PUSH wrote its member in the hash ``member``) whose weight that raises moves
-# up in its queue: the score's weight field grows (ZINCRBY of -delta * 2**43, exact in the
-# double), its priority, turn and id stay. Once a url is not queued its member entry goes.
-# The raise is the difference of the bonus of the cash after and before, which is the same
-# whether or not TIANWANG_LINK_RELATIVE discounts the first share (up to rounding): the node
-# weighs a new url's first share itself. A host's first request, ranked above every weight,
-# reads as a weight of 256 or more here and is left where it is. A url's two entries go with
-# its ack (ACK), so a url done costs only its Bloom bits: a link to a url that has no cash
-# and is in the Bloom filter is to a url done (or a false positive), and is not counted.
-LINK = LUA_TEST + """
-local p, per, k, m = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local function bonus(c)
-  return math.floor(per * math.log(math.max(c, 2 ^ -24)) / math.log(2) + 0.5)
-end
-local function done(fp)
-  local h1, h2 = string.match(fp, '^(%d+):(%d+)$')
-  return bloom_test(p, k, m, tonumber(h1), tonumber(h2))
-end
--- A link's share to a url pending, in flight or new; raised: whether its queue score rose.
-local function credit(fp, share)
-  local old = tonumber(redis.call('HGET', p .. 'cash', fp) or '0')
-  if old == 0 and done(fp) then return false end
-  local new = old + share
-  redis.call('HSET', p .. 'cash', fp, string.format('%.9g', new))
-  local member = old > 0 and redis.call('HGET', p .. 'member', fp)
-  if not member then return false end
-  local bucket, id = string.match(member, '^(%d+):(%d+)$')
-  local q = p .. 'q:' .. (redis.call('HGET', p .. 'table', bucket) or '')
-  local score = redis.call('ZSCORE', q, member)
-  if not score then  -- taken: no longer queued
-    redis.call('HDEL', p .. 'member', fp)
-    return false
-  end
-  local weight = math.floor((tonumber(id) - tonumber(score)) / 2147483648 / 4096) - 256
-  local delta = math.min(bonus(new) - bonus(old), 255 - weight)
-  if delta <= 0 then return false end
-  redis.call('ZINCRBY', q, string.format('%.17g', -delta * 8796093022208), member)
-  return true
-end
-local raised = 0
-for i = 5, #ARGV, 2 do
-  if credit(ARGV[i], tonumber(ARGV[i + 1])) then raised = raised + 1 end
-end
-return raised
 """
 
 # Move members to their owner's queue (score given); those of an owner-less bucket or of
@@ -221,18 +232,18 @@ end
 return out
 """
 
-# Pairs of a member and its url's LINK key ('' for none): a request done with leaves nothing
-# but its Bloom bits (LINK counts no link to it after).
+# Pairs of a member and its url's link key ('' for none): a request done with leaves nothing
+# but its Bloom bits (a later link to it counts nothing).
 ACK = """
-local p, node = ARGV[1], ARGV[2]
-for i = 3, #ARGV, 2 do
+local p, node, shards = ARGV[1], ARGV[2], tonumber(ARGV[3])
+for i = 4, #ARGV, 2 do
   local member, fp = ARGV[i], ARGV[i + 1]
   if redis.call('HDEL', p .. 'lease:' .. node, member) == 1 then
     redis.call('HDEL', p .. 'req', member)
     redis.call('HDEL', p .. 'stored', member)
     if fp ~= '' then
-      redis.call('HDEL', p .. 'cash', fp)
-      redis.call('HDEL', p .. 'member', fp)
+      local h1 = tonumber(string.match(fp, '^(%d+):'))
+      redis.call('HDEL', p .. 'link:' .. math.fmod(h1, shards), fp)
     end
   end
 end
@@ -291,6 +302,7 @@ class Push:
     slot: str = ""  # the queue slot (the host, and its level if any), for the hosts' turns
     seed: bool = False  # no page linked to it: its host has TIANWANG_SEED_HOST_FIRST firsts
     host: str = ""  # what a host's first requests are counted by; "": the slot
+    share: float = 0.0  # the cash its link brings the url (link relations)
 
 
 @dataclass(frozen=True)
@@ -356,8 +368,9 @@ class RedisFrontier:
         self._wait_after = 0.0
         self._wait_pause = WAIT_PAUSE
         self.first, self.seed_first = first, seed_first  # a host's first requests (PUSH)
-        self.link_weight = link_weight  # weight per doubling of cash (LINK); 0: off
-        self.raised = 0  # queued urls LINK raised in the last sync
+        self.link_weight = link_weight  # weight per doubling of a url's cash; 0: off
+        self.link_shards = link_shards(bloom)
+        self.raised = 0  # queued urls a link raised in the last sync
         self._marks_conn: Connection | None = None
         self._sent_marks: deque[str] = deque()  # members marked, their replies not read yet
         self._unsent_marks: list[str] = []  # the next sync sends them first, in its pipeline
@@ -375,8 +388,6 @@ class RedisFrontier:
         self._finished = client.register_script(FINISHED)
         self._scripts = [self._push, self._take, self._ack, self._release, self._reap]
         self._scripts.append(self._finished)
-        self._link = client.register_script(LINK)
-        self._scripts.append(self._link)
 
     def load_scripts(self) -> None:
         """Load every script, so a pipeline never holds a loaded one beside a missing one:
@@ -406,46 +417,45 @@ class RedisFrontier:
         self.sync((), list(zip(members, keys, strict=True)), 0, 0)
 
     def link_key(self, fingerprint: bytes) -> str:
-        """A url's key in the hashes ``cash`` and ``member``: its Bloom hashes, as PUSH has
-        them."""
+        """A url's key in the link hashes: its Bloom hashes, as PUSH has them."""
         h1, h2 = self.bloom.hashes_of(fingerprint)
         return f"{h1}:{h2}"
 
     def cash_of(self, fingerprints: Sequence[bytes]) -> list[float]:
-        """The cash of these urls now (0 for one LINK never saw)."""
+        """The cash of these urls now (0 for a url no link brought any)."""
         if not fingerprints:
             return []
-        keys = [self.link_key(fingerprint) for fingerprint in fingerprints]
-        return [float(value or 0) for value in self.client.hmget(self.key("cash"), keys)]
+        with self.client.pipeline(transaction=False) as pipe:
+            for fingerprint in fingerprints:
+                h1, h2 = self.bloom.hashes_of(fingerprint)
+                pipe.hget(self.key(f"link:{h1 % self.link_shards}"), f"{h1}:{h2}")
+            entries = pipe.execute()
+        return [float(entry.split()[0]) if entry else 0.0 for entry in entries]
 
     def sync(
         self, pushes: Sequence[Push], acks: Sequence[tuple[str, str]], sorted_count: int,
-        random_count: int, links: Sequence[tuple[str, float]] = (),
+        random_count: int,
     ) -> tuple[list[bool], list[Taken]]:
-        """Push, then ack (the acked requests' links are in first), then take: one round trip.
-        acks: (member, its url's link key, or "" for a request LINK never saw).
+        """Push, then ack, then take: one round trip. acks: (member, its url's link key, or ""
+        for a request no link brought cash).
 
         The scripts go by EVALSHA in one pipeline; after a Redis restart (no scripts loaded)
         they are loaded and the pipeline is sent again, none of it having run.
         """
         self._read_marks()
         calls: list[tuple[Script, list[object]]] = []
-        if links:  # before the push: it records the members LINK may raise later
-            args: list[object] = [self.prefix, self.link_weight, self.bloom.hashes,
-                                  self.bloom.bits]
-            for key, share in links:
-                args += [key, repr(share)]
-            calls.append((self._link, args))
         if pushes:
             calls.append((self._push, self._push_args(pushes)))
         if acks:
-            calls.append((self._ack, [self.prefix, self.node, *itertools.chain(*acks)]))
+            calls.append((self._ack, [self.prefix, self.node, self.link_shards,
+                                      *itertools.chain(*acks)]))
         if sorted_count or random_count:
             calls.append((self._take, [self.prefix, self.node, sorted_count, random_count]))
         replies = self._pipelined(calls, self._unsent_marks)
         self._unsent_marks = []
-        self.raised = replies[0] if links else 0
-        flags = [bool(flag) for flag in replies[1 if links else 0]] if pushes else []
+        codes = replies[0] if pushes else []
+        self.raised = codes.count(2)
+        flags = [code == 1 for code in codes]
         taken = self._taken(replies[-1]) if sorted_count or random_count else []
         return flags, taken
 
@@ -484,7 +494,7 @@ class RedisFrontier:
 
     def _push_args(self, pushes: Sequence[Push]) -> list[object]:
         args: list[object] = [self.prefix, self.bloom.hashes, self.bloom.bits, self.turns,
-                              self.first, self.seed_first]
+                              self.first, self.seed_first, self.link_weight, self.link_shards]
         for push in pushes:
             key = key_rank(push.weight, push.priority)
             args += [push.bucket, key, push.slot, push.host or push.slot, int(push.seed),
@@ -494,6 +504,7 @@ class RedisFrontier:
             else:
                 args.append(1)
                 args += self.bloom.hashes_of(push.fingerprint)
+                args.append(repr(push.share) if self.link_weight else 0)
         return args
 
     @staticmethod

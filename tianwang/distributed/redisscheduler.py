@@ -106,7 +106,6 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._start_done = False  # StartDoneMiddleware said so
         self._finished = False
         self._last_empty_take = 0.0
-        self._links: list[tuple[str, float]] = []  # (url key, share) for LINK, with the outbox
         self._item_cash: dict[int, float] = {}  # local id -> its url's cash when taken
         self._wait_noticed = 0.0
         self._quorum_noticed = time.monotonic()  # the first notice after WAIT_NOTICE
@@ -184,18 +183,18 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if not request.dont_filter:
             fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
         weight = self.weigh(request.url) + request.meta.get(meta.BOOST, 0)
+        share = 0.0
         if self.cash is not None and fingerprint is not None:
-            # The link's share counts in Redis (LINK): a url seen before rises there; a new
+            # The link's share goes with the push: a url seen before rises in Redis; a new
             # one is pushed with the share's weight.
             share, first = self.link_share(request)
             weight += self.cash.first_bonus(share, first)
-            self._links.append((self.frontier.link_key(fingerprint), share))
         host = self.slots.key(request)
         blob = encode(request, self.spider)
         bucket = bucket_of(host, self.frontier.buckets)
         slot = self.queue_slots.name(host, request.meta.get(meta.DEPTH, 0))  # for host turns
         self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint, slot,
-                                 is_seed(request), host))
+                                 is_seed(request), host, share))
         if len(self._outbox) >= self.batch:
             self._sync(take=False)
         return True  # a duplicate is known only when the batch is pushed
@@ -223,13 +222,12 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         take more, up to 8 batches held, rather than leave connections idle.
         """
         outbox, self._outbox = self._outbox, []
-        links, self._links = self._links, []
         done, self._done = self._done, []
         counts = self._take_counts(force, fresh=bool(outbox)) if take else (0, 0)
-        if not outbox and not done and counts == (0, 0) and not links:
+        if not outbox and not done and counts == (0, 0):
             return False
         unreplicated = self.frontier.unreplicated
-        flags, taken = self.frontier.sync(outbox, done, *counts, links=links)
+        flags, taken = self.frontier.sync(outbox, done, *counts)
         if self.frontier.unreplicated > unreplicated:
             self.counts["tianwang/redis/unreplicated"] += 1
             logger.warning("Redis replica did not confirm a round trip within a second: going "
@@ -294,7 +292,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._done.extend(zip(tokens, map(self._link_key, requests), strict=True))
 
     def _link_key(self, request: Request) -> str:
-        """The url's key in Redis's cash (which its ack deletes); "" if LINK never saw it."""
+        """The url's link key in Redis (its ack deletes its cash); "" if no link brought any."""
         if self.cash is None or request.dont_filter:
             return ""
         return self.frontier.link_key(self.crawler.request_fingerprinter.fingerprint(request))
