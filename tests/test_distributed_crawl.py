@@ -270,6 +270,36 @@ def test_kill_9_of_one_node_midway_still_stores_every_page_once(
     assert_fetched_once(web, tmp_path, start, allowed=set(sent_by(tmp_path, 0)))
 
 
+def test_queues_packed_past_a_small_window_and_a_node_killed_still_store_every_page_once(
+    web: Web, fresh_redis: RedisServer, tmp_path: Path
+) -> None:
+    """TIANWANG_REDIS_WINDOW=20: each node's queue in Redis is packed into chunks past 20
+    requests and unpacked as it drains (batches of 4, so the queues stay in Redis rather than
+    in the nodes' own); node0, killed once it has chunks, leaves them to the node that reaps
+    it. The same pages, each stored once, nothing left packed."""
+    start = access_lines(web)
+    procs = start_nodes(web, fresh_redis.url, tmp_path, DOWNLOAD_DELAY="0.1",
+                        TIANWANG_REDIS_WINDOW="20", TIANWANG_REDIS_BATCH="4")
+    client = job_client(fresh_redis.url, {})
+    deadline = time.monotonic() + 60
+    while not client.zcard(job_prefix(JOB) + "pack:node0"):  # killed once it has chunks
+        assert time.monotonic() < deadline and procs[0].poll() is None, node_log(tmp_path, 0)
+        time.sleep(0.01)
+    procs[0].send_signal(signal.SIGKILL)
+    procs[0].wait()
+    wait_all(procs[1:], tmp_path)
+    for i in (1, 2):
+        assert procs[i].returncode == 0, node_log(tmp_path, i)[-3000:]
+    logs = node_log(tmp_path, 1) + node_log(tmp_path, 2)
+    assert "'tianwang/redis/packed'" in logs and "'tianwang/redis/unpacked'" in logs
+    assert_nothing_left(client)
+    assert client.hlen(job_prefix(JOB) + "chunks") == 0
+    stored = stored_union(tmp_path)
+    assert set(stored) == web.expected
+    assert max(stored.values()) == 1
+    assert_fetched_once(web, tmp_path, start, allowed=set(sent_by(tmp_path, 0)))
+
+
 def test_a_redis_restart_midway_loses_nothing(
     web: Web, fresh_redis: RedisServer, tmp_path: Path
 ) -> None:

@@ -373,3 +373,48 @@ def test_a_links_cash_raises_a_queued_url_and_leaves_with_its_ack(redis_server, 
     assert entries() == 0
     assert a.sync([linked(v, 1.0)], (), 0, 0)[0] == [False]
     assert entries() == 0 and a.cash_of([fingerprint(v)]) == [0.0]
+
+
+def test_a_queue_past_its_window_is_packed_and_comes_back_whole_in_order(
+    redis_server, job
+) -> None:
+    """Past the window the worst requests leave the queue (and their stored requests) for
+    compressed chunks; taken in batches, with the window kept as a heartbeat keeps it, every
+    request comes back once, in the order of weight then arrival, as with no window."""
+    client = redis.Redis.from_url(redis_server.url)
+    a = node(redis_server, job, "a")
+    a.heartbeat(30)
+    rng = random.Random(7)
+    urls = [f"http://h{i % 37}.example.com/p{i}" for i in range(2500)]
+    weights = [rng.randint(0, 20) for _ in urls]
+    a.push([push_of(url, weight) for url, weight in zip(urls, weights, strict=True)])
+    window = a.window(1000)
+    assert window.packed == 2500 - 750 and window.chunks == 2
+    assert client.zcard(a.key("q:a")) == 750 and client.hlen(a.key("req")) == 750
+    taken: list[str] = []
+    while batch := a.take(100, 0):
+        taken += [t.blob.decode() for t in batch]
+        a.ack(t.member for t in batch)
+        a.window(1000)
+    expected = sorted(range(len(urls)), key=lambda i: (-weights[i], i))
+    assert taken == [urls[i] for i in expected]
+    assert client.hlen(a.key("chunks")) == 0 and a.finished()
+
+
+def test_a_dead_nodes_chunks_go_to_the_node_that_reaps_it(redis_server, job) -> None:
+    """The chunks of a node taken for dead are the reaping node's to unpack: the job is not
+    finished while a chunk is left, and every request is taken once."""
+    a, b = node(redis_server, job, "a"), node(redis_server, job, "b")
+    a.heartbeat(1)
+    urls = [f"http://h{i % 11}.example.com/p{i}" for i in range(300)]
+    a.push([push_of(url, 5) for url in urls])
+    a.starting(False)
+    assert a.window(100).chunks == 1
+    b.heartbeat(30)
+    time.sleep(1.2)  # a's heartbeat key expires: a is dead
+    assert b.heartbeat(30).reaped == 75  # a's queue (75 left of the window's 3/4)
+    first = drain(b)
+    assert len(first) == 75 and not b.finished()  # a chunk is left
+    assert b.window(100).unpacked == 225
+    assert sorted(first + drain(b)) == sorted(urls)
+    assert b.finished()

@@ -268,6 +268,9 @@ TIANWANG_REDIS_BATCH = 64
 # Nodes that must have joined before any takes a request, so that no host changes node (and
 # has robots.txt fetched again) as the crawl starts; 1 = each node starts at once.
 TIANWANG_REDIS_QUORUM = 1
+# Requests of a node's queue kept as they are in Redis; past it the worst are packed, a
+# thousand to a compressed chunk, and come back as the queue drains; 0 = no bound.
+TIANWANG_REDIS_WINDOW = 100_000
 # Processes of this machine running the crawl (one core each), sharing a redis-server the
 # crawl command starts (or TIANWANG_REDIS_URL's); 1 = one process, no Redis.
 TIANWANG_PROCESSES = 1

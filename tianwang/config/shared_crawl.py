@@ -29,6 +29,7 @@ class RedisConfig:
     batch: int  # requests taken from Redis in one call
     quorum: int  # nodes in the bucket table before any node takes a request
     cluster: bool  # url is a node of a Redis Cluster
+    window: int  # requests of a node's queue kept unpacked in Redis; 0: no bound
 
     @classmethod
     def from_settings(cls, settings: Any, spider_name: str = "") -> RedisConfig:
@@ -41,6 +42,7 @@ class RedisConfig:
             batch=get_int(settings, "TIANWANG_REDIS_BATCH", minimum=1),
             quorum=get_int(settings, "TIANWANG_REDIS_QUORUM", minimum=1, maximum=1 << 16),
             cluster=get_bool(settings, "TIANWANG_REDIS_CLUSTER"),
+            window=get_int(settings, "TIANWANG_REDIS_WINDOW", minimum=0),
         )
 
 

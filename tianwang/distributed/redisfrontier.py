@@ -40,8 +40,10 @@ Bloom filter; an ack of an acked member does nothing). No Scrapy import here.
 from __future__ import annotations
 
 import itertools
+import marshal
 import math
 import time
+import zlib
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -127,7 +129,7 @@ end
 local function bonus(c)
   return math.floor(per * math.log(math.max(c, 2 ^ -24)) / math.log(2) + 0.5)
 end
-local function cash(c) return string.format('%.9g', c) end
+local function cash(c) return string.format('%.6g', c) end
 -- A url seen before gains its share; 2 if its queue score rose, else 0.
 local function credit(links, fp, share)
   local entry = redis.call('HGET', links, fp)
@@ -159,7 +161,7 @@ while i <= #ARGV do
   local new, fp, links, share = true, nil, nil, 0
   if nfp == '1' then
     new = bloom_test_and_set(p, k, m, i + 7)
-    fp = ARGV[i + 7] .. ':' .. ARGV[i + 8]
+    fp = ARGV[i + 7]
     links = p .. 'link:' .. math.fmod(tonumber(ARGV[i + 7]), shards)
     share = tonumber(ARGV[i + 9])
     i = i + 10
@@ -242,8 +244,7 @@ for i = 4, #ARGV, 2 do
     redis.call('HDEL', p .. 'req', member)
     redis.call('HDEL', p .. 'stored', member)
     if fp ~= '' then
-      local h1 = tonumber(string.match(fp, '^(%d+):'))
-      redis.call('HDEL', p .. 'link:' .. math.fmod(h1, shards), fp)
+      redis.call('HDEL', p .. 'link:' .. math.fmod(tonumber(fp), shards), fp)
     end
   end
 end
@@ -264,10 +265,16 @@ end
 return 0
 """
 
-# Everything a node held (its queue and its leases) to the current owners.
+# Everything a node held (its queue and its leases) to the current owners; its packed chunks
+# to the heir's packs (the node reaping it; '': the packs of no one, which the next heartbeat
+# of any node adopts).
 REAP = LUA_REQUEUE + """
-local p, node = ARGV[1], ARGV[2]
-local moved = 0
+local p, node, heir = ARGV[1], ARGV[2], ARGV[3]
+local packs = redis.call('ZRANGE', p .. 'pack:' .. node, 0, -1, 'WITHSCORES')
+if heir ~= node then
+  redis.call('DEL', p .. 'pack:' .. node)
+  for i = 1, #packs, 2 do redis.call('ZADD', p .. 'pack:' .. heir, packs[i + 1], packs[i]) end
+end
 local queued = redis.call('ZRANGE', p .. 'q:' .. node, 0, -1, 'WITHSCORES')
 redis.call('DEL', p .. 'q:' .. node)
 for i = 1, #queued, 2 do requeue(p, queued[i], queued[i + 1], node) end
@@ -283,13 +290,55 @@ if redis.call('LLEN', p .. 'feed') > 0 then return 0 end
 if redis.call('EXISTS', p .. 'seeded') == 0 or redis.call('SCARD', p .. 'starting') > 0 then
   return 0
 end
-if redis.call('ZCARD', p .. 'q:') > 0 then return 0 end
+if redis.call('ZCARD', p .. 'q:') > 0 or redis.call('ZCARD', p .. 'pack:') > 0 then return 0 end
 for _, node in ipairs(redis.call('SMEMBERS', p .. 'nodes')) do
   if redis.call('ZCARD', p .. 'q:' .. node) > 0 then return 0 end
+  if redis.call('ZCARD', p .. 'pack:' .. node) > 0 then return 0 end
   if redis.call('HLEN', p .. 'lease:' .. node) > 0 then return 0 end
 end
 return 1
 """
+
+
+# A node's queue past its window (TIANWANG_REDIS_WINDOW): its worst requests go into chunks,
+# each a compressed list of (member, score, request) the node made, held in the hash
+# ``chunks`` and listed in the zset ``pack:<node>`` by the best score in them. PACK takes the
+# members out of the queue only if each is still there at the score the node read (none taken,
+# raised or moved meanwhile); UNPACK puts a chunk's requests back to their owners' queues at
+# their scores, once: the chunk's HDEL decides.
+PACK = """
+local p, node, chunk = ARGV[1], ARGV[2], ARGV[3]
+local q = p .. 'q:' .. node
+local best
+for i = 4, #ARGV, 2 do
+  local score = redis.call('ZSCORE', q, ARGV[i])
+  if not score or tonumber(score) ~= tonumber(ARGV[i + 1]) then return 0 end
+  if not best or tonumber(score) < best then best = tonumber(score) end
+end
+if not best then return 0 end
+for i = 4, #ARGV, 2 do
+  redis.call('ZREM', q, ARGV[i])
+  redis.call('HDEL', p .. 'req', ARGV[i])
+end
+local id = redis.call('INCR', p .. 'packseq')
+redis.call('HSET', p .. 'chunks', id, chunk)
+redis.call('ZADD', p .. 'pack:' .. node, string.format('%.17g', best), id)
+return (#ARGV - 3) / 2
+"""
+
+UNPACK = LUA_REQUEUE + """
+local p, node, id = ARGV[1], ARGV[2], ARGV[3]
+redis.call('ZREM', p .. 'pack:' .. node, id)
+if redis.call('HDEL', p .. 'chunks', id) == 0 then return 0 end
+for i = 4, #ARGV, 3 do
+  redis.call('HSET', p .. 'req', ARGV[i], ARGV[i + 2])
+  requeue(p, ARGV[i], ARGV[i + 1], '')
+end
+return (#ARGV - 3) / 3
+"""
+
+CHUNK = 1000  # requests a chunk
+CHUNKS_A_CALL = 100  # at most this many chunks packed or unpacked by one window() call
 
 
 @dataclass(frozen=True)
@@ -314,6 +363,13 @@ class Taken:
     blob: bytes
     stored: bool  # fetched before by a node that died after storing it, before its ack
     first_turn: int | None = None  # one of its host's first requests, of this turn
+
+
+@dataclass(frozen=True)
+class Window:
+    packed: int  # requests packed into chunks by this call
+    unpacked: int  # requests put back into the queues
+    chunks: int  # chunks this node's queue still has packed
 
 
 @dataclass(frozen=True)
@@ -385,8 +441,11 @@ class RedisFrontier:
         self._ack = client.register_script(ACK)
         self._release = client.register_script(RELEASE)
         self._reap = client.register_script(REAP)
+        self._pack = client.register_script(PACK)
+        self._unpack = client.register_script(UNPACK)
         self._finished = client.register_script(FINISHED)
-        self._scripts = [self._push, self._take, self._ack, self._release, self._reap]
+        self._scripts = [self._push, self._take, self._ack, self._release, self._reap,
+                         self._pack, self._unpack]
         self._scripts.append(self._finished)
 
     def load_scripts(self) -> None:
@@ -417,9 +476,11 @@ class RedisFrontier:
         self.sync((), list(zip(members, keys, strict=True)), 0, 0)
 
     def link_key(self, fingerprint: bytes) -> str:
-        """A url's key in the link hashes: its Bloom hashes, as PUSH has them."""
-        h1, h2 = self.bloom.hashes_of(fingerprint)
-        return f"{h1}:{h2}"
+        """A url's key in the link hashes: the first of its Bloom hashes, 48 bits, which
+        Redis keeps as an integer. Among 10 million urls pending at once two share one with
+        a chance of 1 in 6, among a billion about 1,800 pairs do: their cash is summed, an
+        error of order only."""
+        return str(self.bloom.hashes_of(fingerprint)[0])
 
     def cash_of(self, fingerprints: Sequence[bytes]) -> list[float]:
         """The cash of these urls now (0 for a url no link brought any)."""
@@ -427,8 +488,8 @@ class RedisFrontier:
             return []
         with self.client.pipeline(transaction=False) as pipe:
             for fingerprint in fingerprints:
-                h1, h2 = self.bloom.hashes_of(fingerprint)
-                pipe.hget(self.key(f"link:{h1 % self.link_shards}"), f"{h1}:{h2}")
+                h1 = self.bloom.hashes_of(fingerprint)[0]
+                pipe.hget(self.key(f"link:{h1 % self.link_shards}"), h1)
             entries = pipe.execute()
         return [float(entry.split()[0]) if entry else 0.0 for entry in entries]
 
@@ -564,6 +625,66 @@ class RedisFrontier:
     def leased(self) -> set[str]:
         return {m.decode("ascii") for m in self.client.hkeys(self.key(f"lease:{self.node}"))}
 
+    # --- the window: a node's queue in Redis kept near a size, the rest packed -------------
+
+    def window(self, size: int) -> Window:
+        """Keep this node's queue in Redis near `size` requests (0: unbounded, every chunk
+        comes back): past it, the worst go into compressed chunks, down to 3/4 of it; under
+        half of it, chunks come back, the best first (docs/design.md section 10)."""
+        with self.client.pipeline(transaction=False) as pipe:
+            pipe.zcard(self.key(f"q:{self.node}"))
+            pipe.zcard(self.key(f"pack:{self.node}"))
+            queued, chunks = pipe.execute()
+        packed = unpacked = calls = 0
+        while size and queued > size and calls < CHUNKS_A_CALL:
+            moved = self._pack_worst(min(CHUNK, queued - size * 3 // 4))
+            if not moved:  # some taken or raised meanwhile: the next call tries again
+                break
+            queued -= moved
+            packed += moved
+            chunks += 1
+            calls += 1
+        while chunks and (not size or queued < size // 2) and calls < CHUNKS_A_CALL:
+            moved = self._unpack_best()  # (some may go to other nodes' queues)
+            queued += moved
+            unpacked += moved
+            chunks -= 1
+            calls += 1
+        return Window(packed, unpacked, chunks)
+
+    def _pack_worst(self, count: int) -> int:
+        """Pack the `count` worst requests of this node's queue into one chunk."""
+        worst = self.client.zrange(self.key(f"q:{self.node}"), -count, -1, withscores=True)
+        members = [member for member, _score in worst]
+        blobs = self.client.hmget(self.key("req"), members) if members else []
+        entries = sorted(zip(blobs, (m.decode("ascii") for m in members),
+                             (score for _m, score in worst), strict=True))
+        if not entries or any(blob is None for blob, _m, _s in entries):
+            return 0
+        blobs, names, scores = (list(column) for column in zip(*entries, strict=True))
+        # Sorted by request, so a host's urls sit together: zlib finds their common parts.
+        chunk = zlib.compress(marshal.dumps((names, scores, blobs)), 6)
+        args: list[object] = [self.prefix, self.node, chunk]
+        for name, score in zip(names, scores, strict=True):
+            args += [name, repr(score)]
+        return int(self._pack(args=args))
+
+    def _unpack_best(self) -> int:
+        """Put the chunk of best score back into the queues (to each request's owner)."""
+        key = self.key(f"pack:{self.node}")
+        best = self.client.zrange(key, 0, 0)
+        if not best:
+            return 0
+        data = self.client.hget(self.key("chunks"), best[0])
+        if data is None:  # unpacked by another: a name left behind
+            self.client.zrem(key, best[0])
+            return 0
+        names, scores, blobs = marshal.loads(zlib.decompress(data))
+        args: list[object] = [self.prefix, self.node, best[0]]
+        for entry in zip(names, scores, blobs, strict=True):
+            args += [entry[0], repr(entry[1]), entry[2]]
+        return int(self._unpack(args=args))
+
     # --- membership ------------------------------------------------------------------------
 
     def heartbeat(self, lease_seconds: int) -> Membership:
@@ -582,9 +703,12 @@ class RedisFrontier:
         live = [node for node, up in zip(nodes, alive, strict=True) if up]
         dead = [node for node, up in zip(nodes, alive, strict=True) if not up]
         table = self._rebalance(live)
-        reaped = sum(self._reap_node(node) for node in dead)
-        if client.zcard(self.key("q:")):
-            reaped += self._reap_node("")
+        reaped = sum(self._reap_node(node, self.node) for node in dead)
+        with client.pipeline(transaction=False) as pipe:
+            pipe.zcard(self.key("q:"))
+            pipe.zcard(self.key("pack:"))
+            if any(pipe.execute()):  # left by a node that stopped: this node takes them on
+                reaped += self._reap_node("", self.node)
         return Membership(bool(added), table, reaped)
 
     def _rebalance(self, live: list[str]) -> list[str] | None:
@@ -610,8 +734,8 @@ class RedisFrontier:
             except WatchError:
                 return None  # another node rebalanced first; the next heartbeat reads it
 
-    def _reap_node(self, node: str) -> int:
-        moved = int(self._reap(args=[self.prefix, node]))
+    def _reap_node(self, node: str, heir: str) -> int:
+        moved = int(self._reap(args=[self.prefix, node, heir]))
         if node:
             with self.client.pipeline() as pipe:
                 pipe.srem(self.key("nodes"), node)
@@ -629,9 +753,10 @@ class RedisFrontier:
     def leave(self) -> None:
         """Stop taking part. What this node still holds goes to the queue of no one (its
         buckets are still its own in the table), which the others hand on once their next
-        heartbeat has rebalanced the table without it."""
+        heartbeat has rebalanced the table without it; its packed chunks to the packs of no
+        one, which the next heartbeat of another node adopts."""
         self.client.delete(self.key(f"alive:{self.node}"))
-        self._reap_node(self.node)
+        self._reap_node(self.node, "")
 
     # --- start and end ---------------------------------------------------------------------
 

@@ -93,6 +93,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self.lease_seconds = redis_config.lease_seconds
         self.batch = redis_config.batch
         self.quorum = redis_config.quorum
+        self.window = redis_config.window
+        self._chunks = 0  # chunks of this node's queue packed in Redis, at the last look
         self._quorum_met = self.quorum <= 1
         self._outbox: list[Push] = []
         # local id -> (taken from Redis, its request): leased, pending here
@@ -240,6 +242,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             self.counts["tianwang/frontier/dedup/filtered"] += len(outbox) - new
         if counts != (0, 0) and not taken:
             self._last_empty_take = time.monotonic()
+        if len(taken) < sum(counts) and self._chunks:  # the queue ran short: unpack now
+            self._window()
         first = self._next_id
         for entry in taken:
             self._add_local(entry)
@@ -373,6 +377,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             self.counts["tianwang/redis/reaped"] += membership.reaped
             logger.info("Requeued %d requests of stopped nodes", membership.reaped)
         self._release_orphans()
+        self._window()
         table = membership.table or self.frontier.table()
         owned = {b for b, node in enumerate(table) if node == self.frontier.node}
         if owned != self._owned:
@@ -380,6 +385,14 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             self._owned = owned
             if lost:
                 self._give_back(lost)
+
+    def _window(self) -> None:
+        """Keep this node's queue in Redis within TIANWANG_REDIS_WINDOW."""
+        window = self.frontier.window(self.window)
+        self._chunks = window.chunks
+        if window.packed or window.unpacked:
+            self.counts["tianwang/redis/packed"] += window.packed
+            self.counts["tianwang/redis/unpacked"] += window.unpacked
 
     def _release_orphans(self) -> None:
         """Leases this node holds in Redis but not here: a take whose reply was lost (a
