@@ -44,3 +44,17 @@ def test_a_redis_job_shows_its_queues_by_weight(redis_server) -> None:
     lines = shown.stdout.splitlines()
     assert lines[0] == "job inspect: 3 pending, 0 urls in the feed; by node: a 3, (unowned) 0"
     assert lines[1:4] == ["by weight:", "  w9\t2", "  w7\t1"]
+
+
+def test_a_redis_job_counts_the_requests_packed_past_its_window(redis_server) -> None:
+    frontier = node(redis_server, "packed", "a")
+    frontier.heartbeat(30)
+    frontier.push([push_of(f"http://h{i}.example.com/", 9 - i % 2) for i in range(10)])
+    assert frontier.window(4).packed == 7  # down to 3/4 of the window: 3 queued
+    shown = tianwang_cli("frontier", "--redis", redis_server.url, "--job", "packed")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == ("job packed: 10 pending, 0 urls in the feed; by node: a 10 (7 packed), "
+                        "(unowned) 0")
+    assert lines[1].startswith("(packed requests")
+    assert lines[2:4] == ["by weight:", "  w9\t3"]

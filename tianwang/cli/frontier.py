@@ -67,7 +67,7 @@ def _redis(url: str, job: str) -> int:
     import redis
 
     from tianwang.distributed.connection import job_client
-    from tianwang.distributed.redisfrontier import job_prefix, weight_of_score
+    from tianwang.distributed.redisfrontier import job_prefix, packed_requests, weight_of_score
 
     prefix = job_prefix(job)
     try:
@@ -75,20 +75,25 @@ def _redis(url: str, job: str) -> int:
         nodes = sorted(n.decode() for n in client.smembers(f"{prefix}nodes"))
         by_weight: Counter[int] = Counter()
         by_bucket: Counter[str] = Counter()
-        per_node = {}
+        per_node, packed = {}, {}
         for node in [*nodes, ""]:  # "" : the queue of no node (a bucket between owners)
             count = 0
             for member, score in client.zscan_iter(f"{prefix}q:{node}", count=1000):
                 count += 1
                 by_weight[weight_of_score(member, score)] += 1
                 by_bucket[member.decode().split(":", 1)[0]] += 1
-            per_node[node or "(unowned)"] = count
+            packed[node or "(unowned)"] = packed_requests(client, prefix, node)
+            per_node[node or "(unowned)"] = count + packed[node or "(unowned)"]
         feed = client.llen(f"{prefix}feed")
     except (redis.RedisError, ValueError) as exc:
         print(f"tianwang frontier: {url}: {exc}", file=sys.stderr)
         return 1
     head = (f"job {job}: {sum(per_node.values()):,} pending, {feed:,} urls in the feed; by node: "
-            + ", ".join(f"{node} {n:,}" for node, n in per_node.items()))
+            + ", ".join(f"{node} {n:,}" + (f" ({packed[node]:,} packed)" if packed[node] else "")
+                        for node, n in per_node.items()))
+    if any(packed.values()):
+        head += ("\n(packed requests, the worst of a queue past TIANWANG_REDIS_WINDOW, are not "
+                 "in the counts by weight and bucket)")
     _print(head, by_weight, by_bucket, "bucket")
     return 0
 

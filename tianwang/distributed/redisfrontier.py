@@ -6,6 +6,8 @@ Keys, all under ``tianwang:{<job>}:``:
     req            hash member -> encoded request
     q:<node>       zset member -> score: the node's pending requests
     lease:<node>   hash member -> score: requests the node has taken and not finished
+    pack:<node>    zset chunk -> its best score: the node's queue past its window, packed
+    chunks         hash chunk -> its requests, compressed (see PACK)
     bloom:<seg>    the Bloom filter's bitmaps (bloom.py)
     link:<n>       hashes url key -> "<cash> <member>": the cash links brought a url not
                    done yet, and its member while queued (link relations, see PUSH)
@@ -73,6 +75,11 @@ WAIT_PAUSE_MAX = 600.0
 def job_prefix(job: str) -> str:
     """The prefix of every key of a shared crawl's job in Redis."""
     return f"tianwang:{{{job}}}:"
+
+
+def packed_requests(client: Redis, prefix: str, node: str) -> int:
+    """Requests of a node's queue packed in chunks ("" : the chunks of no node)."""
+    return sum(int(name.split(b":")[1]) for name in client.zrange(f"{prefix}pack:{node}", 0, -1))
 
 
 def table_size(client: Redis, prefix: str) -> int:
@@ -302,7 +309,8 @@ return 1
 
 # A node's queue past its window (TIANWANG_REDIS_WINDOW): its worst requests go into chunks,
 # each a compressed list of (member, score, request) the node made, held in the hash
-# ``chunks`` and listed in the zset ``pack:<node>`` by the best score in them. PACK takes the
+# ``chunks`` under the name "<seq>:<requests in it>" and listed in the zset ``pack:<node>`` by
+# the best score in them. PACK takes the
 # members out of the queue only if each is still there at the score the node read (none taken,
 # raised or moved meanwhile); UNPACK puts a chunk's requests back to their owners' queues at
 # their scores, once: the chunk's HDEL decides.
@@ -320,7 +328,7 @@ for i = 4, #ARGV, 2 do
   redis.call('ZREM', q, ARGV[i])
   redis.call('HDEL', p .. 'req', ARGV[i])
 end
-local id = redis.call('INCR', p .. 'packseq')
+local id = redis.call('INCR', p .. 'packseq') .. ':' .. (#ARGV - 3) / 2  -- '<seq>:<requests>'
 redis.call('HSET', p .. 'chunks', id, chunk)
 redis.call('ZADD', p .. 'pack:' .. node, string.format('%.17g', best), id)
 return (#ARGV - 3) / 2
