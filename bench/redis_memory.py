@@ -15,8 +15,9 @@ whatever the fill.
 
 The urls: by default made up (10,000 hosts, a path with a random part, a parent in the same
 host); with --pairs, the real (page, link) pairs of a crawl's link graph in the format of
-the UCI graph (pages.tsv and outlinks_all.tsv.gz), shuffled, each link a pending request
-whose parent is the page, and made unique with a "?v=<round>" once they run out. Packed
+the UCI graph (pages.tsv and outlinks_all.tsv.gz): each url linked once, shuffled, a
+pending request whose parent is a page linking it, and made new with a "?v=<round>" once
+they run out. Packed
 requests are compressed, so their size depends on the urls: say which were used.
 """
 
@@ -72,8 +73,9 @@ def real_pairs(folder: Path) -> Iterator[tuple[str, str]]:
             pages[ident] = url
     with gzip.open(folder / "outlinks_all.tsv.gz", "rt", encoding="utf-8") as lines:
         next(lines)
-        pairs = [(pages.get(src, ""), dst) for src, dst in
-                 (line.rstrip("\n").split("\t", 1) for line in lines)]
+        links = dict((dst, pages.get(src, "")) for src, dst in
+                     (line.rstrip("\n").split("\t", 1) for line in lines))
+    pairs = [(parent, url) for url, parent in links.items()]  # each url once a round
     random.Random(1).shuffle(pairs)
     for round_ in range(10**9):
         for parent, url in pairs:
