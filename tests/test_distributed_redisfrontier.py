@@ -418,3 +418,22 @@ def test_a_dead_nodes_chunks_go_to_the_node_that_reaps_it(redis_server, job) -> 
     assert b.window(100).unpacked == 225
     assert sorted(first + drain(b)) == sorted(urls)
     assert b.finished()
+
+
+def test_a_damaged_chunk_is_set_aside_and_the_others_still_come_back(redis_server, job) -> None:
+    client = redis.Redis.from_url(redis_server.url)
+    a = node(redis_server, job, "a")
+    a.heartbeat(30)
+    urls = [f"http://h{i % 7}.example.com/p{i}" for i in range(60)]
+    a.push([push_of(url, 5) for url in urls[:40]])  # equal weights: taken in arrival order
+    assert a.window(10).packed == 33  # urls 7-39; 0-6 stay queued
+    a.push([push_of(url, 5) for url in urls[40:]])
+    assert a.window(10).packed == 20  # urls 40-59: a second chunk
+    best = client.zrange(a.key("pack:a"), 0, 0)[0]
+    client.hset(a.key("chunks"), best, b"not zlib")
+    taken = drain(a)
+    a.window(10)
+    assert a.damaged == [best.decode()]
+    assert client.hget(a.key("badchunks"), best) == b"not zlib"
+    assert sorted(taken + drain(a)) == sorted(urls[:7] + urls[40:])
+    assert a.finished()

@@ -7,7 +7,8 @@ Keys, all under ``tianwang:{<job>}:``:
     q:<node>       zset member -> score: the node's pending requests
     lease:<node>   hash member -> score: requests the node has taken and not finished
     pack:<node>    zset chunk -> its best score: the node's queue past its window, packed
-    chunks         hash chunk -> its requests, compressed (see PACK)
+    chunks         hash chunk -> its requests, compressed (see PACK); badchunks: those that
+                   did not decode, set aside
     bloom:<seg>    the Bloom filter's bitmaps (bloom.py)
     link:<n>       hashes url key -> "<cash> <member>": the cash links brought a url not
                    done yet, and its member while queued (link relations, see PUSH)
@@ -310,10 +311,9 @@ return 1
 # A node's queue past its window (TIANWANG_REDIS_WINDOW): its worst requests go into chunks,
 # each a compressed list of (member, score, request) the node made, held in the hash
 # ``chunks`` under the name "<seq>:<requests in it>" and listed in the zset ``pack:<node>`` by
-# the best score in them. PACK takes the
-# members out of the queue only if each is still there at the score the node read (none taken,
-# raised or moved meanwhile); UNPACK puts a chunk's requests back to their owners' queues at
-# their scores, once: the chunk's HDEL decides.
+# the best score in them. PACK takes the members out of the queue only if each is still there
+# at the score the node read (none taken, raised or moved meanwhile); UNPACK puts a chunk's
+# requests back to their owners' queues at their scores, once: the chunk's HDEL decides.
 PACK = """
 local p, node, chunk = ARGV[1], ARGV[2], ARGV[3]
 local q = p .. 'q:' .. node
@@ -429,6 +429,7 @@ class RedisFrontier:
         # dropped connection (pushes and acks idempotent, a lost take's leases released).
         self.replicas = replicas
         self.unreplicated = 0  # syncs whose replicas did not confirm in WAIT_MS
+        self.damaged: list[str] = []  # chunks set aside as damaged, not yet reported
         self._wait_after = 0.0
         self._wait_pause = WAIT_PAUSE
         self.first, self.seed_first = first, seed_first  # a host's first requests (PUSH)
@@ -687,11 +688,25 @@ class RedisFrontier:
         if data is None:  # unpacked by another: a name left behind
             self.client.zrem(key, best[0])
             return 0
-        names, scores, blobs = marshal.loads(zlib.decompress(data))
+        try:
+            names, scores, blobs = marshal.loads(zlib.decompress(data))
+        except (zlib.error, ValueError, EOFError, TypeError):
+            self._set_aside(best[0], data)
+            return 0
         args: list[object] = [self.prefix, self.node, best[0]]
         for entry in zip(names, scores, blobs, strict=True):
             args += [entry[0], repr(entry[1]), entry[2]]
         return int(self._unpack(args=args))
+
+    def _set_aside(self, name: bytes, data: bytes) -> None:
+        """A chunk that does not decode (damaged in Redis) goes to the hash ``badchunks``,
+        kept for a look, so it stops neither the crawl's end nor the other chunks."""
+        with self.client.pipeline() as pipe:
+            pipe.hset(self.key("badchunks"), name, data)
+            pipe.hdel(self.key("chunks"), name)
+            pipe.zrem(self.key(f"pack:{self.node}"), name)
+            pipe.execute()
+        self.damaged.append(name.decode("ascii", "replace"))
 
     # --- membership ------------------------------------------------------------------------
 
