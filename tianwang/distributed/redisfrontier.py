@@ -113,8 +113,9 @@ def weight_of_score(member: bytes | str, score: float) -> int:
 # weighs a new url's first share itself. A host's first request, ranked above every weight,
 # reads as a weight of 256 or more here and is left where it is.
 # The entries are spread over `shards` small hashes ``link:<h1 mod shards>``, about 64 urls
-# each at the expected count, which Redis keeps as listpacks (a third of a hash table's bytes
-# an entry). Replies: 1 a url queued, 0 one seen before, 2 one seen before and raised.
+# each at the expected count, which Redis keeps as listpacks (36 bytes a url at 10 million,
+# where two plain hashes took 165). Replies: 1 a url queued, 0 one seen before, 2 one seen
+# before and raised.
 PUSH = LUA_TEST_AND_SET + """
 local p, k, m, turns = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local first, seed_first = tonumber(ARGV[5]), tonumber(ARGV[6])
