@@ -11,7 +11,7 @@ Keys, all under ``tianwang:{<job>}:``:
                    did not decode, set aside
     bloom:<seg>    the Bloom filter's bitmaps (bloom.py)
     link:<n>       hashes url key -> "<cash> <member>": the cash links brought a url not
-                   done yet, and its member while queued (link relations, see PUSH)
+                   done yet, and its member (link relations, see PUSH)
     table          hash bucket -> node; table:nodes the sorted live nodes it was made for
     nodes          set of the nodes taking part; alive:<node> a key that expires with the lease
     stored         hash of the leased members whose page is stored (until their ack): a
@@ -105,9 +105,10 @@ def weight_of_score(member: bytes | str, score: float) -> int:
 # link brings (its share; 0 with TIANWANG_LINK_WEIGHT off). A new url queued with a share gets
 # an entry "<cash> <member>" in the job's link hashes; a url seen before that has one gains
 # the share, and while it is queued its weight may rise: the score's weight field grows
-# (ZINCRBY of -delta * 2**43, exact in the double), its priority, turn and id stay. Taken, it
-# keeps its cash only; acked (ACK), its entry goes, so a url done costs only its Bloom bits: a
-# link to a url seen with no entry is to a url done (or a false positive), and counts nothing.
+# (ZINCRBY of -delta * 2**43, exact in the double), its priority, turn and id stay; taken or
+# packed, only its cash grows. Acked (ACK), its entry goes, so a url done costs only its Bloom
+# bits: a link to a url seen with no entry is to a url done (or a false positive), and counts
+# nothing.
 # The raise is the difference of the bonus of the cash after and before, which is the same
 # whether or not TIANWANG_LINK_RELATIVE discounts the first share (up to rounding): the node
 # weighs a new url's first share itself. A host's first request, ranked above every weight,
@@ -143,20 +144,13 @@ local function cash(c) return string.format('%.6g', c) end
 local function credit(links, fp, share)
   local entry = redis.call('HGET', links, fp)
   if not entry then return 0 end  -- done, or a false positive of the Bloom filter
-  local old, member = string.match(entry, '^(%S+) ?(%S*)$')
+  local old, member = string.match(entry, '^(%S+) (%S+)$')
   local new = tonumber(old) + share
-  if member == '' then  -- taken
-    redis.call('HSET', links, fp, cash(new))
-    return 0
-  end
+  redis.call('HSET', links, fp, cash(new) .. ' ' .. member)
   local bucket, id = string.match(member, '^(%d+):(%d+)$')
   local q = p .. 'q:' .. (redis.call('HGET', p .. 'table', bucket) or '')
   local score = redis.call('ZSCORE', q, member)
-  if not score then  -- taken since: no longer queued
-    redis.call('HSET', links, fp, cash(new))
-    return 0
-  end
-  redis.call('HSET', links, fp, cash(new) .. ' ' .. member)
+  if not score then return 0 end  -- taken or packed: queued again, it rises with the next
   local weight = math.floor((tonumber(id) - tonumber(score)) / 2147483648 / 4096) - 256
   local delta = math.min(bonus(new) - bonus(tonumber(old)), 255 - weight)
   if delta <= 0 then return 0 end
