@@ -82,8 +82,9 @@ def _redis(url: str, job: str) -> int:
                 count += 1
                 by_weight[weight_of_score(member, score)] += 1
                 by_bucket[member.decode().split(":", 1)[0]] += 1
-            packed[node or "(unowned)"] = packed_requests(client, prefix, node)
-            per_node[node or "(unowned)"] = count + packed[node or "(unowned)"]
+            name = node or "(unowned)"
+            packed[name] = packed_requests(client, prefix, node)
+            per_node[name] = count + packed[name]
         feed = client.llen(f"{prefix}feed")
     except (redis.RedisError, ValueError) as exc:
         print(f"tianwang frontier: {url}: {exc}", file=sys.stderr)

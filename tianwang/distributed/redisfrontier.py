@@ -373,6 +373,7 @@ class Window:
     packed: int  # requests packed into chunks by this call
     unpacked: int  # requests put back into the queues
     chunks: int  # chunks this node's queue still has packed
+    damaged: tuple[str, ...] = ()  # chunks that did not decode, set aside in badchunks
 
 
 @dataclass(frozen=True)
@@ -424,7 +425,7 @@ class RedisFrontier:
         # dropped connection (pushes and acks idempotent, a lost take's leases released).
         self.replicas = replicas
         self.unreplicated = 0  # syncs whose replicas did not confirm in WAIT_MS
-        self.damaged: list[str] = []  # chunks set aside as damaged, not yet reported
+        self._damaged: list[str] = []  # chunks set aside by this window() call
         self._wait_after = 0.0
         self._wait_pause = WAIT_PAUSE
         self.first, self.seed_first = first, seed_first  # a host's first requests (PUSH)
@@ -654,7 +655,8 @@ class RedisFrontier:
             unpacked += moved
             chunks -= 1
             calls += 1
-        return Window(packed, unpacked, chunks)
+        damaged, self._damaged = tuple(self._damaged), []
+        return Window(packed, unpacked, chunks, damaged)
 
     def _pack_worst(self, count: int) -> int:
         """Pack the `count` worst requests of this node's queue into one chunk."""
@@ -701,7 +703,7 @@ class RedisFrontier:
             pipe.hdel(self.key("chunks"), name)
             pipe.zrem(self.key(f"pack:{self.node}"), name)
             pipe.execute()
-        self.damaged.append(name.decode("ascii", "replace"))
+        self._damaged.append(name.decode("ascii", "replace"))
 
     # --- membership ------------------------------------------------------------------------
 

@@ -393,12 +393,11 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if window.packed or window.unpacked:
             self.counts["tianwang/redis/packed"] += window.packed
             self.counts["tianwang/redis/unpacked"] += window.unpacked
-        for name in self.frontier.damaged:
+        for name in window.damaged:
             self.counts["tianwang/redis/chunks_damaged"] += 1
             logger.error("Redis: packed chunk %s of node %s does not decode: set aside in "
                          "%sbadchunks, its requests lost", name, self.frontier.node,
                          self.frontier.prefix)
-        self.frontier.damaged.clear()
 
     def _release_orphans(self) -> None:
         """Leases this node holds in Redis but not here: a take whose reply was lost (a
