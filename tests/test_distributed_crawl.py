@@ -272,24 +272,30 @@ def crawl_and_check_three_nodes(web: Web, url: str, tmp_path: Path,
     assert Counter(min(nodes) for nodes in owners.values()).keys() == set(range(NODES))
 
 
-def test_kill_9_of_one_node_midway_still_stores_every_page_once(
-    web: Web, fresh_redis: RedisServer, tmp_path: Path
-) -> None:
+def crawl_with_node0_killed_midway(web: Web, url: str, tmp_path: Path, **extra: str) -> None:
+    """Three nodes, node0 SIGKILLed once a third of the pages are served; the other two end
+    well, and between them every page is stored once. Fetched twice: only what node0 had
+    sent when it died (its unfinished leases)."""
     start = access_lines(web)
-    procs = start_nodes(web, fresh_redis.url, tmp_path, DOWNLOAD_DELAY="0.1")
+    procs = start_nodes(web, url, tmp_path, DOWNLOAD_DELAY="0.1", **extra)
     wait_for_a_third(web, start, procs[0], tmp_path)
     procs[0].send_signal(signal.SIGKILL)
     procs[0].wait()
     wait_all(procs[1:], tmp_path)
     for i in (1, 2):
         assert procs[i].returncode == 0, node_log(tmp_path, i)[-3000:]
-    assert "Requeued" in node_log(tmp_path, 1) + node_log(tmp_path, 2)  # node0's work moved
     stored = stored_union(tmp_path)
-    assert len(read_tree(tmp_path / "data0")) > 0  # the kill landed midway
     assert set(stored) == web.expected
     assert max(stored.values()) == 1
-    # Fetched twice: only what node0 had sent when it died (its unfinished leases).
     assert_fetched_once(web, tmp_path, start, allowed=set(sent_by(tmp_path, 0)))
+
+
+def test_kill_9_of_one_node_midway_still_stores_every_page_once(
+    web: Web, fresh_redis: RedisServer, tmp_path: Path
+) -> None:
+    crawl_with_node0_killed_midway(web, fresh_redis.url, tmp_path)
+    assert "Requeued" in node_log(tmp_path, 1) + node_log(tmp_path, 2)  # node0's work moved
+    assert len(read_tree(tmp_path / "data0")) > 0  # the kill landed midway
 
 
 def test_queues_packed_past_a_small_window_and_a_node_killed_store_every_page_once(
@@ -300,22 +306,11 @@ def test_queues_packed_past_a_small_window_and_a_node_killed_store_every_page_on
     in the nodes' own); node0 killed midway. The same pages, each stored once, nothing left
     packed. (That a dead node's chunks go to the node that reaps it is tested on the frontier
     itself: here a chunk lives a fraction of a second, too short to aim a kill at.)"""
-    start = access_lines(web)
-    procs = start_nodes(web, fresh_redis.url, tmp_path, DOWNLOAD_DELAY="0.1",
-                        TIANWANG_REDIS_WINDOW="20", TIANWANG_REDIS_BATCH="4")
-    wait_for_a_third(web, start, procs[0], tmp_path)
-    procs[0].send_signal(signal.SIGKILL)
-    procs[0].wait()
-    wait_all(procs[1:], tmp_path)
-    for i in (1, 2):
-        assert procs[i].returncode == 0, node_log(tmp_path, i)[-3000:]
+    crawl_with_node0_killed_midway(web, fresh_redis.url, tmp_path,
+                                   TIANWANG_REDIS_WINDOW="20", TIANWANG_REDIS_BATCH="4")
     client = job_client(fresh_redis.url, {})
     assert int(client.get(job_prefix(JOB) + "packseq") or 0) > 0  # chunks were made
     assert_nothing_left(client)
-    stored = stored_union(tmp_path)
-    assert set(stored) == web.expected
-    assert max(stored.values()) == 1
-    assert_fetched_once(web, tmp_path, start, allowed=set(sent_by(tmp_path, 0)))
 
 
 def test_a_redis_restart_midway_loses_nothing(
