@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.conftest import crawl_command
+from tests.fetchlog import fetch_log_settings, read_fetch_log
 from tests.filters_crawl import final_stats
 from tests.spec_reader import read_records
 from tests.truth import load_truth
@@ -24,6 +25,7 @@ HOST_PAGES = 40  # TIANWANG_MAX_HOST_PAGES of this crawl: the calendar trap's bo
 class HostileCrawl:
     truth: dict[str, dict]
     log: list[dict]  # the server's access log lines
+    sent: list[str]  # the urls the crawl sent, in order (its FetchLog)
     stored: dict[str, bytes]  # url -> stored DATA (HTTP response)
     stats: dict
     stderr: str
@@ -36,7 +38,8 @@ def run_crawl(workdir: Path, seeds: list[str], settings: dict[str, str],
     log_path, data = workdir / "access.jsonl", workdir / "data"
     seeds_file = write_seeds(workdir / "seeds.txt", seeds)
     with TestWebProcess(SEED, HOSTS, PAGES, access_log=log_path, extra_args=web_args) as web:
-        settings = {"TIANWANG_PROXY": web.address, "TIANWANG_DATA_DIR": str(data), **settings}
+        settings = {"TIANWANG_PROXY": web.address, "TIANWANG_DATA_DIR": str(data),
+                    **fetch_log_settings(workdir / "sent.txt"), **settings}
         stderr, rss = crawl_with_rss(workdir, {"seeds": str(seeds_file)}, settings)
     log = [json.loads(line) for line in log_path.read_text(encoding="utf-8").splitlines()]
     stored = {}
@@ -44,7 +47,8 @@ def run_crawl(workdir: Path, seeds: list[str], settings: dict[str, str],
         for record in read_records(path.read_bytes()):
             stored[record["header"]["url"]] = record["data"]
     truth = load_truth(SEED, HOSTS, PAGES, "--junk")
-    return HostileCrawl(truth, log, stored, final_stats(stderr), stderr, rss)
+    sent = read_fetch_log(workdir / "sent.txt")
+    return HostileCrawl(truth, log, sent, stored, final_stats(stderr), stderr, rss)
 
 
 def crawl_with_rss(workdir: Path, args: dict[str, str], settings: dict[str, str],

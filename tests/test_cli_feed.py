@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from tests.conftest import crawl_command, tianwang_cli
+from tests.fetchlog import fetch_log_settings
 from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 from tests.truth import host_of, load_truth
@@ -40,8 +41,7 @@ def node(web: TestWebProcess, server: RedisServer, workdir: Path, i: int,
         "TIANWANG_DATA_DIR": str(workdir / f"data{i}"),
         # Slow enough that the crawl is still running when the url is pushed.
         "DOWNLOAD_DELAY": "0.4", "CONCURRENT_REQUESTS_PER_DOMAIN": "1",
-        "EXTENSIONS": json.dumps({"tests.test_distributed_crawl.FetchLog": 0}),
-        "FETCH_LOG": str(workdir / f"fetched{i}.txt"),
+        **fetch_log_settings(workdir / f"fetched{i}.txt"),
     }
     command, env = crawl_command("site", {"seeds": str(seeds)} if seeds else {}, settings)
     log = open(workdir / f"node{i}.log", "wb")  # noqa: SIM115 - the child holds it
