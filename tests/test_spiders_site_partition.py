@@ -15,6 +15,7 @@ from random import Random
 import pytest
 
 from tests.conftest import TestWeb, scrapy_crawl, serve_graph, write_graph
+from tests.fetchlog import fetch_log_settings, read_fetch_log, served_beyond_sent
 from tests.test_scrapyd import (  # noqa: F401 - scrapyd is a fixture
     call,
     deploy_project,
@@ -120,18 +121,21 @@ def crawl_settings(web: TestWeb, data: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def shares(site: dict, graph_web: TestWeb, tmp_path_factory: pytest.TempPathFactory) -> list:
     """Each share crawled alone, one after the other, into its own data dir: its stored
-    urls, its slice of the access log and its refusal count."""
+    urls, its slice of the access log, the urls it sent (its FetchLog) and its refusal
+    count."""
     crawled = []
     for share in range(SHARES):
         workdir = tmp_path_factory.mktemp(f"share{share}")
         since = len(log_lines(graph_web))
         args = {"seeds": f"http://{OTHER}/", "partition": str(site["plan_path"]),
                 "share": str(share)}
-        result = scrapy_crawl("site", args, crawl_settings(graph_web, workdir / "data"),
-                              cwd=workdir)
+        settings = {**crawl_settings(graph_web, workdir / "data"),
+                    **fetch_log_settings(workdir / "sent.txt")}
+        result = scrapy_crawl("site", args, settings, cwd=workdir)
         assert result.returncode == 0, result.stderr[-3000:]
         crawled.append({"stored": stored_urls(workdir / "data"),
-                        "log": log_lines(graph_web)[since:], "refused": refused(result.stderr)})
+                        "log": log_lines(graph_web)[since:], "refused": refused(result.stderr),
+                        "sent": read_fetch_log(workdir / "sent.txt")})
     return crawled
 
 
@@ -162,8 +166,9 @@ def test_each_share_stores_exactly_the_pages_the_simulation_gives_it(
 def test_no_share_requests_a_url_of_another_shares_key_path(site: dict, shares: list) -> None:
     plan: Plan = site["plan"]
     for index, share in enumerate(shares):
-        requested = [entry["url"] for entry in share["log"]
-                     if not entry["url"].endswith("/robots.txt")]
+        served = [entry["url"] for entry in share["log"]]
+        assert served_beyond_sent(served, share["sent"]) == {}  # tests/fetchlog.py
+        requested = [url for url in share["sent"] if not url.endswith("/robots.txt")]
         assert len(requested) == len(set(requested))  # each page fetched once
         foreign = {url for url in requested
                    if plan.owner.get(path_key(url), index) != index and url != HOME}
