@@ -303,6 +303,64 @@ def test_a_redis_restart_midway_loses_nothing(
     assert_fetched_once(web, tmp_path, start)
 
 
+# The project's dedup and storage (the add-on puts the Redis MD5 claims in for the local index).
+WITH_REDIS_DEDUP = json.dumps({"tianwang.pipelines.dedup.MD5DedupPipeline": 700,
+                               "tianwang.pipelines.storage.TianwangStoragePipeline": 800})
+
+
+def wait_in_every_log(procs: list, workdir: Path, line: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    for i, proc in enumerate(procs):
+        while line not in node_log(workdir, i):
+            assert time.monotonic() < deadline and proc.poll() is None, node_log(workdir, i)
+            time.sleep(0.2)
+
+
+def test_a_redis_away_past_the_clients_retries_then_back_loses_nothing(
+    web: Web, fresh_redis: RedisServer, tmp_path: Path
+) -> None:
+    """Redis stopped until every node has said so (its call's own 30 s of retries spent),
+    then started again: the nodes went on with what they held (fetched pages wait for their
+    MD5 claims) and go on once it answers. The lease outlasts the outage, so no node is taken
+    for dead: the same pages, each stored once and fetched once."""
+    start = access_lines(web)
+    procs = start_nodes(web, fresh_redis.url, tmp_path, DOWNLOAD_DELAY="0.1",
+                        TIANWANG_LEASE_SECONDS="90", ITEM_PIPELINES=WITH_REDIS_DEDUP)
+    wait_for_a_third(web, start, procs[0], tmp_path)
+    fresh_redis.stop()
+    wait_in_every_log(procs, tmp_path, "Redis unreachable (")
+    fresh_redis.start()
+    wait_all(procs, tmp_path, timeout=180)
+    for i, proc in enumerate(procs):
+        log = node_log(tmp_path, i)
+        assert proc.returncode == 0, log[-3000:]
+        assert "Redis answers again after" in log and "Traceback" not in log, log[-3000:]
+    stored = stored_union(tmp_path)
+    assert set(stored) == web.expected
+    assert max(stored.values()) == 1
+    assert_fetched_once(web, tmp_path, start)
+
+
+def test_nodes_whose_redis_is_gone_for_good_stop_after_the_bound_saying_so(
+    web: Web, fresh_redis: RedisServer, tmp_path: Path
+) -> None:
+    """Redis stopped and not started again: each node stops once its outage passes
+    TIANWANG_REDIS_OUTAGE_SECONDS, with status 1 and a line saying why, no traceback, and
+    says what it leaves for the lease to give back."""
+    start = access_lines(web)
+    procs = start_nodes(web, fresh_redis.url, tmp_path, DOWNLOAD_DELAY="0.1",
+                        TIANWANG_REDIS_OUTAGE_SECONDS="3", ITEM_PIPELINES=WITH_REDIS_DEDUP)
+    wait_for_a_third(web, start, procs[0], tmp_path)
+    fresh_redis.stop()
+    wait_all(procs, tmp_path, timeout=150)
+    for i, proc in enumerate(procs):
+        log = node_log(tmp_path, i)
+        assert proc.returncode == 1, log[-3000:]
+        assert "Redis unreachable for 3 s (TIANWANG_REDIS_OUTAGE_SECONDS = 3)" in log, log[-3000:]
+        assert "crawl FAILED (stopped: redis_unreachable)" in log
+        assert "Redis unreachable as node" in log and "Traceback" not in log, log[-3000:]
+
+
 def test_a_cluster_master_killed_midway_is_replaced_and_nothing_is_lost_or_stored_twice(
     web: Web, redis_cluster: RedisCluster, tmp_path: Path
 ) -> None:

@@ -19,7 +19,7 @@ from tests.redis_server import RedisServer
 from tianwang.distributed.bloom import BloomShape
 from tianwang.distributed.connection import connect
 from tianwang.distributed.mapping import bucket_of
-from tianwang.distributed.redisfrontier import Push, RedisFrontier, job_prefix
+from tianwang.distributed.redisfrontier import PROBE_TIMEOUT, Push, RedisFrontier, job_prefix
 from tianwang.frontier.queue import FrontierQueue
 
 BUCKETS = 64
@@ -282,6 +282,34 @@ def test_a_stored_mark_reaches_the_next_taker_and_goes_with_the_ack(redis_server
     assert again.member == taken.member and again.stored
     b.ack([again.member])
     assert not b.client.hexists(b.key("stored"), again.member)
+
+
+def test_a_probe_of_a_redis_gone_answers_within_its_timeout_and_marks_wait(tmp_path) -> None:
+    """With the product's client (each call retries for about 30 s), reachable() says no
+    within PROBE_TIMEOUT of a stopped server; a mark made meanwhile (send=False) reaches Redis
+    with the first sync once it is back, and the server's own data (AOF) is all there."""
+    server = RedisServer(tmp_path / "redis").start()
+    try:
+        a = RedisFrontier(connect(server.url), "away", "a", BUCKETS,
+                          BloomShape.for_capacity(10_000, 1e-6))
+        a.load_scripts()
+        a.heartbeat(60)
+        a.push([push_of("http://w.example.com/", 10)])
+        (taken,) = a.take(1, 0)
+        assert a.reachable()
+        server.stop()
+        began = time.monotonic()
+        assert not a.reachable()
+        assert time.monotonic() - began < PROBE_TIMEOUT + 1
+        a.stored(taken.member, send=False)
+        assert a.marks_unsent == 1
+        server.start()
+        assert a.reachable()
+        a.sync((), (), 0, 0)
+        assert a.marks_unsent == 0
+        assert a.client.hexists(a.key("stored"), taken.member)
+    finally:
+        server.stop()
 
 
 # --- on a Redis Cluster: each sync's writes on the replica before its reply is used ---------

@@ -110,6 +110,8 @@ def test_a_link_from_another_host_raises_a_url_queued_in_redis(
         ("TIANWANG_REDIS_QUORUM", 0),
         ("TIANWANG_REDIS_QUORUM", "all"),
         ("TIANWANG_NODE_NAME", "a b"),
+        ("TIANWANG_REDIS_OUTAGE_SECONDS", -1),
+        ("TIANWANG_REDIS_WINDOW", "big"),
     ],
 )
 def test_a_bad_distributed_setting_is_refused_by_name(

@@ -271,6 +271,9 @@ TIANWANG_REDIS_QUORUM = 1
 # Requests of a node's queue kept as they are in Redis; past it the worst are packed, a
 # thousand to a compressed chunk, and come back as the queue drains; 0 = no bound.
 TIANWANG_REDIS_WINDOW = 100_000
+# Seconds a node waits for a Redis that stopped answering (going on with what it holds) before
+# it stops with status 1; 0 = waits as long as it takes.
+TIANWANG_REDIS_OUTAGE_SECONDS = 600
 # Processes of this machine running the crawl (one core each), sharing a redis-server the
 # crawl command starts (or TIANWANG_REDIS_URL's); 1 = one process, no Redis.
 TIANWANG_PROCESSES = 1

@@ -30,6 +30,7 @@ class RedisConfig:
     quorum: int  # nodes in the bucket table before any node takes a request
     cluster: bool  # url is a node of a Redis Cluster
     window: int  # requests of a node's queue kept unpacked in Redis; 0: no bound
+    outage_seconds: int  # how long a node waits for a Redis gone before it stops; 0: no bound
 
     @classmethod
     def from_settings(cls, settings: Any, spider_name: str = "") -> RedisConfig:
@@ -43,6 +44,7 @@ class RedisConfig:
             quorum=get_int(settings, "TIANWANG_REDIS_QUORUM", minimum=1, maximum=1 << 16),
             cluster=get_bool(settings, "TIANWANG_REDIS_CLUSTER"),
             window=get_int(settings, "TIANWANG_REDIS_WINDOW", minimum=0),
+            outage_seconds=get_int(settings, "TIANWANG_REDIS_OUTAGE_SECONDS", minimum=0),
         )
 
 

@@ -24,6 +24,12 @@ The claims go in batches, without blocking the crawl: an item waits (process_ite
 coroutine) while one batch is out, and the items that came meanwhile go in the next, one
 round trip for all. A blocking round trip a page cost a node a tenth of its time (profiled:
 bench/RESULTS.md, issue 19).
+
+Redis away: a batch whose round trip fails (after the client's own retries) is sent again
+every RETRY_INTERVAL seconds, its items waiting, so a page fetched during an outage is stored
+once Redis is back; its request is not acked before. Past TIANWANG_REDIS_OUTAGE_SECONDS the
+items are dropped without a record (not acked either: another node fetches them again), and
+the pipeline says how many as it closes.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +46,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 from tianwang.config import get_bool, get_nonempty_str
 from tianwang.config.shared_crawl import RedisConfig
 from tianwang.distributed.connection import connect_async
-from tianwang.distributed.redisfrontier import job_prefix
+from tianwang.distributed.redisfrontier import REDIS_DOWN, job_prefix
 from tianwang.formats.mirrors import MirrorTable
 from tianwang.items import PageItem
 
@@ -49,12 +56,21 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+RETRY_INTERVAL = 2.0  # seconds between two sends of a batch while Redis is away
+
+
+class RedisAway(Exception):
+    """Redis did not answer a claim within TIANWANG_REDIS_OUTAGE_SECONDS."""
+
 
 class MD5Claims:
     """The shared crawl's index of stored bodies: md5 -> the url that claimed it first."""
 
-    def __init__(self, url: str, job: str, cluster: bool = False) -> None:
+    def __init__(self, url: str, job: str, cluster: bool = False,
+                 outage_seconds: float = 0) -> None:
         self.url = url
+        self.outage_seconds = outage_seconds  # how long a batch is sent again; 0: no bound
+        self._away_since: float | None = None  # the first failed round trip of an outage
         self.key = job_prefix(job) + "md5"
         self.cluster = cluster
         self.client: redis.asyncio.Redis | None = None
@@ -76,7 +92,8 @@ class MD5Claims:
             while self._waiting:
                 batch, self._waiting = self._waiting, []
                 try:
-                    owners = await self._claim_all([(md5, url) for md5, url, _ in batch])
+                    owners = await self._claim_until_answered(
+                        [(md5, url) for md5, url, _ in batch])
                 except Exception as error:  # the crawl's error handling takes it, per item
                     for _md5, _url, future in batch:
                         future.set_exception(error)
@@ -85,6 +102,25 @@ class MD5Claims:
                     future.set_result(owner.decode("utf-8", "surrogateescape") if owner else url)
         finally:
             self._sending = False
+
+    async def _claim_until_answered(self, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
+        """_claim_all, sent again while Redis is away (HSETNX again: no harm); RedisAway once
+        it has been away for the bound (counted over batches: the next fails at once)."""
+        while not self._away_too_long():
+            try:
+                owners = await self._claim_all(claims)
+            except REDIS_DOWN:
+                self._away_since = self._away_since or time.monotonic()
+                if not self._away_too_long():
+                    await asyncio.sleep(RETRY_INTERVAL)
+                continue
+            self._away_since = None
+            return owners
+        raise RedisAway(f"Redis unreachable for {self.outage_seconds} s")
+
+    def _away_too_long(self) -> bool:
+        return bool(self._away_since and self.outage_seconds
+                    and time.monotonic() - self._away_since >= self.outage_seconds)
 
     async def _claim_all(self, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
         if self.client is None:  # made in the crawl's own event loop
@@ -107,6 +143,7 @@ class RedisMD5DedupPipeline:
         self.data_dir = Path(data_dir)
         self.mirrors: MirrorTable | None = None
         self.stats: Any = None
+        self.unclaimed = 0  # pages dropped as Redis stayed away
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisMD5DedupPipeline:
@@ -114,8 +151,8 @@ class RedisMD5DedupPipeline:
         if not get_bool(settings, "TIANWANG_DEDUP"):
             raise NotConfigured  # switched off on purpose
         config = RedisConfig.from_settings(settings, getattr(crawler.spidercls, "name", ""))
-        pipeline = cls(MD5Claims(config.url, config.job, config.cluster),
-                       get_nonempty_str(settings, "TIANWANG_DATA_DIR"))
+        claims = MD5Claims(config.url, config.job, config.cluster, config.outage_seconds)
+        pipeline = cls(claims, get_nonempty_str(settings, "TIANWANG_DATA_DIR"))
         pipeline.stats = crawler.stats
         return pipeline
 
@@ -126,12 +163,20 @@ class RedisMD5DedupPipeline:
         if self.mirrors is not None:
             self.mirrors.close()
         await self.claims.close()
+        if self.unclaimed:
+            logger.error("%d pages fetched while Redis was unreachable were not stored here "
+                         "(not acked: another node fetches them again)", self.unclaimed)
 
     async def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem):
             return item
         md5 = hashlib.md5(item.body).digest()
-        kept = await self.claims.claim(md5, item.url)
+        try:
+            kept = await self.claims.claim(md5, item.url)
+        except RedisAway:
+            self.unclaimed += 1
+            self.stats.inc_value("tianwang/redis/unclaimed")
+            raise DropItem("Redis unreachable: not stored here", log_level="DEBUG") from None
         if kept == item.url:
             return item
         self.stats.inc_value("tianwang/dedup/duplicates")

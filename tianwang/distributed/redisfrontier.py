@@ -52,10 +52,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from redis import Connection, Redis, WatchError
+from redis.backoff import NoBackoff
 from redis.commands.core import Script
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
 
 from tianwang.distributed.bloom import LUA_TEST_AND_SET, BloomShape
 from tianwang.distributed.mapping import rebalance
@@ -71,6 +73,10 @@ KEYS = 2**16  # key_rank's values
 WAIT_MS = 1000
 WAIT_PAUSE = 30.0
 WAIT_PAUSE_MAX = 600.0
+# Redis away: the errors a call raises once the client's retries are spent (BusyLoadingError,
+# a Redis loading its data, is a ConnectionError), and the longest a probe waits.
+REDIS_DOWN = (RedisConnectionError, RedisTimeoutError)
+PROBE_TIMEOUT = 2.0
 
 
 def job_prefix(job: str) -> str:
@@ -583,18 +589,22 @@ class RedisFrontier:
                                turn))
         return taken
 
-    def stored(self, member: str) -> None:
+    def stored(self, member: str, send: bool = True) -> None:
         """The page of this leased request is stored: were it fetched again, not to store it.
 
         Sent without waiting for the reply (a round trip a page cost a crawl 4%): on a
         connection of its own, whose replies the next sync reads before it acks anything, so
         a mark always reaches Redis before the ack that deletes it. A mark that cannot be
         sent (Redis restarting, a failover under way) goes at the head of the next sync's
-        pipeline, which retries until Redis is back: still before the ack.
+        pipeline, which retries until Redis is back: still before the ack. send=False (Redis
+        known to be away) puts it there at once, not to wait out the client's retries.
         """
+        if not send:
+            self._unsent_marks.append(member)
+            return
         try:
             self._marks_connection().send_command("HSET", self.key("stored"), member, 1)
-        except (RedisConnectionError, RedisTimeoutError):
+        except REDIS_DOWN:
             self._marks_lost()
             self._unsent_marks.append(member)
             return
@@ -611,7 +621,7 @@ class RedisFrontier:
             while self._sent_marks:
                 self._marks_connection().read_response()
                 self._sent_marks.popleft()
-        except (RedisConnectionError, RedisTimeoutError):
+        except REDIS_DOWN:
             self._marks_lost()
 
     def _marks_lost(self) -> None:
@@ -620,6 +630,25 @@ class RedisFrontier:
         self._marks_conn = None
         self._unsent_marks += self._sent_marks
         self._sent_marks.clear()
+
+    @property
+    def marks_unsent(self) -> int:
+        """Stored marks not known to be in Redis (not sent, or sent with no reply yet)."""
+        return len(self._unsent_marks) + len(self._sent_marks)
+
+    def reachable(self) -> bool:
+        """Whether Redis answers a PING now: one try on a connection of its own, for at most
+        PROBE_TIMEOUT seconds (the client's own calls retry for about 30 s)."""
+        connection = self.client.connection_pool.make_connection()
+        connection.retry = Retry(NoBackoff(), 0)
+        connection.socket_connect_timeout = connection.socket_timeout = PROBE_TIMEOUT
+        try:
+            connection.send_command("PING")
+            return connection.read_response() in (True, b"PONG", "PONG")
+        except RedisError:
+            return False
+        finally:
+            connection.disconnect()
 
     def release(self, members: Iterable[str]) -> None:
         """Give leased requests back to their owners' queues, unfetched."""

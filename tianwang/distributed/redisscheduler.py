@@ -26,6 +26,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider
+from scrapy.utils.defer import deferred_from_coro
 
 from tianwang import meta, scrapy_internals, signals
 from tianwang.config import SettingError
@@ -34,7 +35,14 @@ from tianwang.config.shared_crawl import RedisConfig
 from tianwang.distributed.bloom import BloomShape
 from tianwang.distributed.connection import check_redis, connect
 from tianwang.distributed.mapping import bucket_of
-from tianwang.distributed.redisfrontier import Push, RedisFrontier, Taken, job_prefix
+from tianwang.distributed.outage import Outage
+from tianwang.distributed.redisfrontier import (
+    REDIS_DOWN,
+    Push,
+    RedisFrontier,
+    Taken,
+    job_prefix,
+)
 from tianwang.frontier.codec import decode, encode
 from tianwang.frontier.queue import FrontierQueue
 from tianwang.frontier.scheduler import FrontierSchedulerBase, is_seed, new_queue
@@ -111,6 +119,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._item_cash: dict[int, float] = {}  # local id -> its url's cash when taken
         self._wait_noticed = 0.0
         self._quorum_noticed = time.monotonic()  # the first notice after WAIT_NOTICE
+        self.outage = Outage(redis_config.outage_seconds)
+        self._last_beat = time.monotonic()  # the last heartbeat Redis answered
 
     # --- Scrapy's scheduler interface ----------------------------------------------------
 
@@ -145,7 +155,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         )
 
     def loops(self) -> list[tuple[Callable[[], None], float]]:
-        return [(self._poll, POLL_INTERVAL), (self._heartbeat, max(0.2, self.lease_seconds / 3))]
+        return [(self._while_reachable(self._poll), POLL_INTERVAL),
+                (self._while_reachable(self._heartbeat), max(0.2, self.lease_seconds / 3))]
 
     def close(self, reason: str) -> None:
         super().close(reason)
@@ -153,15 +164,30 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self.crawler.signals.disconnect(
             self._start_requests_done, signal=signals.start_requests_done
         )
-        self._sync(take=False)
         # Whatever this node holds and has not finished goes back for the others.
         unfinished = [taken.member for taken, _request in self._local.values()]
         unfinished += [member for member, _slot in self._inflight.values()]
-        self.frontier.release(unfinished)
-        self.frontier.leave()
-        self.counts["tianwang/redis/released"] += len(unfinished)
+        if self.outage.down and not self.frontier.reachable():
+            self._left_behind(len(unfinished))
+        else:
+            try:
+                self._sync(take=False)
+                self.frontier.release(unfinished)
+                self.frontier.leave()
+                self.counts["tianwang/redis/released"] += len(unfinished)
+            except REDIS_DOWN:
+                self._left_behind(len(unfinished))
         self._add_counts_to_stats()
         self.slots.close()
+
+    def _left_behind(self, unfinished: int) -> None:
+        """Closing without Redis: say what the others will redo."""
+        logger.error(
+            "Redis unreachable as node %s closes: its %d requests not fetched go back to the "
+            "queues when its lease runs out (TIANWANG_LEASE_SECONDS); %d pushes, %d acks and "
+            "%d stored marks not sent (links found here are lost, pages done here are "
+            "fetched again by another node)", self.frontier.node, unfinished,
+            len(self._outbox), len(self._done), self.frontier.marks_unsent)
 
     def _page_stored(self, item: Any) -> None:
         """The item's page is written (signals.page_stored): say so in Redis before its ack,
@@ -169,7 +195,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         url = getattr(item, "requested_url", None)  # a PageItem's first url (before redirects)
         member = self._members.get(url) if url else None
         if member is not None:
-            self.frontier.stored(member)
+            self.frontier.stored(member, send=not self.outage.down)
 
     def _start_requests_done(self) -> None:
         self._start_done = True
@@ -198,15 +224,17 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint, slot,
                                  is_seed(request), host, share))
         if len(self._outbox) >= self.batch:
-            self._sync(take=False)
+            self._reaching(self._sync, take=False)
         return True  # a duplicate is known only when the batch is pushed
 
     def next_request(self) -> Request | None:
         self._collect_done()
+        if self._lease_gone():
+            return None
         item = self.queue.pop(self.queue_slots.full)
         # Nothing to pick: push the links just found (they may be this node's) and take more
         # now, not at the next poll.
-        if item is None and self._sync(force=True):
+        if item is None and self._reaching(self._sync, force=True):
             item = self.queue.pop(self.queue_slots.full)
         if item is None:
             return None
@@ -229,7 +257,11 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if not outbox and not done and counts == (0, 0):
             return False
         unreplicated = self.frontier.unreplicated
-        flags, taken = self.frontier.sync(outbox, done, *counts)
+        try:
+            flags, taken = self.frontier.sync(outbox, done, *counts)
+        except REDIS_DOWN:  # kept for the next round trip (pushes and acks are idempotent)
+            self._outbox[:0], self._done[:0] = outbox, done
+            raise
         if self.frontier.unreplicated > unreplicated:
             self.counts["tianwang/redis/unreplicated"] += 1
             logger.warning("Redis replica did not confirm a round trip within a second: going "
@@ -368,6 +400,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
 
     def _heartbeat(self) -> None:
         membership = self.frontier.heartbeat(self.lease_seconds)
+        self._last_beat = time.monotonic()
         if membership.added and self._owned:
             # Taken for dead (blocked past the lease): the requests held here were given to
             # the queues again, so drop them rather than fetch them twice.
@@ -385,6 +418,67 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             self._owned = owned
             if lost:
                 self._give_back(lost)
+
+    # --- Redis away ----------------------------------------------------------------------
+
+    def _while_reachable(self, call: Callable[[], None]) -> Callable[[], None]:
+        """call, run while Redis answers; while it does not, a probe now and then instead."""
+
+        def run() -> None:
+            if self.outage.down and not self._back():
+                return
+            self._reaching(call)
+
+        return run
+
+    def _reaching(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """call's result; None while Redis is away, or if it goes away during the call."""
+        if self.outage.down:
+            return None
+        try:
+            return call(*args, **kwargs)
+        except REDIS_DOWN as error:
+            self.outage.begin(time.monotonic())
+            self.counts["tianwang/redis/outages"] += 1
+            bound = self.outage.bound
+            logger.error(
+                "Redis unreachable (%s): node %s goes on with the %d requests it holds and "
+                "waits for Redis %s (TIANWANG_REDIS_OUTAGE_SECONDS)", error, self.frontier.node,
+                len(self._local), f"up to {bound} s" if bound else "as long as it takes")
+            return None
+
+    def _back(self) -> bool:
+        """During an outage: whether Redis answers again. Stops the node past the bound."""
+        now = time.monotonic()
+        lasted = self.outage.lasted(now)
+        if self.outage.over(now):
+            self._give_up(lasted)
+            return False
+        if not (self.outage.probe_due(now) and self.frontier.reachable()):
+            if self.outage.notice_due(now):
+                logger.warning("Redis still unreachable after %.0f s: node %s waits",
+                               lasted, self.frontier.node)
+            return False
+        self.outage.end(now)
+        self.counts["tianwang/redis/outage_seconds"] += round(lasted)
+        logger.warning("Redis answers again after %.0f s: node %s goes on", lasted,
+                       self.frontier.node)
+        return True
+
+    def _lease_gone(self) -> bool:
+        """Redis away longer than half a lease: the others may take this node for dead and
+        give what it holds to another node, so it stops handing requests out (each would be
+        fetched twice); its heartbeat says, once Redis is back, whether it was."""
+        return self.outage.down and time.monotonic() - self._last_beat > self.lease_seconds / 2
+
+    def _give_up(self, lasted: float) -> None:
+        engine = engine_of(self.crawler)
+        if engine is None or self.stats.get_value("tianwang/redis/gave_up"):
+            return
+        self.stats.set_value("tianwang/redis/gave_up", 1)
+        logger.error("Redis unreachable for %.0f s (TIANWANG_REDIS_OUTAGE_SECONDS = %d): node "
+                     "%s stops", lasted, self.outage.bound, self.frontier.node)
+        deferred_from_coro(engine.close_spider_async(reason="redis_unreachable"))
 
     def _window(self) -> None:
         """Keep this node's queue in Redis within TIANWANG_REDIS_WINDOW."""
