@@ -51,6 +51,9 @@ def test_chromium_renders_every_plot_and_the_figures(report: dict) -> None:
     assert f'data-plots-loaded="{len(PLOTS)}"' in body, body  # every PNG decoded
     pages = re.search(r"id=\"fig-pages-stored\">([\d,]+)<", dom).group(1)
     assert int(pages.replace(",", "")) == len(report["expected"])
+    # Two runs of one process each (a run of TIANWANG_PROCESSES=N would count N).
+    processes = re.search(r"id=\"fig-crawl-processes-with-stats\">(\d+)<", dom).group(1)
+    assert int(processes) == 2
 
 
 def test_the_screenshot_shows_each_plot_drawn(report: dict) -> None:

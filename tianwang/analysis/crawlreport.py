@@ -49,7 +49,7 @@ class CrawlReport:
     host_responses: Counter[str] = field(default_factory=Counter)
     host_latency: Counter[str] = field(default_factory=Counter)  # seconds, summed
     host_refused: Counter[str] = field(default_factory=Counter)
-    runs: int = 0
+    stats_files: int = 0  # one a crawl process (TIANWANG_PROCESSES=N leaves N a run)
 
     def slowest_hosts(self, top: int) -> list[tuple[str, float]]:
         """(host, mean download latency in seconds), slowest first."""
@@ -138,7 +138,7 @@ def _read(path: Path) -> dict | None:
 
 
 def _add_stats(report: CrawlReport, stats: dict) -> None:
-    report.runs += 1
+    report.stats_files += 1
     hosts = stats.get(HOSTS)
     for host, counts in (hosts.items() if isinstance(hosts, dict) else ()):
         if isinstance(counts, dict):

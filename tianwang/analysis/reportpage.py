@@ -42,7 +42,7 @@ def render(report: CrawlReport, title: str) -> str:
                ("body bytes", f"{report.body_bytes:,}"),
                ("duplicates not stored", f"{report.duplicates:,}"),
                ("damaged records skipped", f"{report.damaged:,}"),
-               ("crawl runs with stats", f"{report.runs:,}")]
+               ("crawl processes with stats", f"{report.stats_files:,}")]
     return _page(title, figures, plots, report)
 
 
