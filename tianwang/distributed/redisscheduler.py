@@ -121,6 +121,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._quorum_noticed = time.monotonic()  # the first notice after WAIT_NOTICE
         self.outage = Outage(redis_config.outage_seconds)
         self._last_beat = time.monotonic()  # the last heartbeat Redis answered
+        self._gave_up = False  # the outage passed its bound: the spider is closing
 
     # --- Scrapy's scheduler interface ----------------------------------------------------
 
@@ -473,8 +474,9 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
 
     def _give_up(self, lasted: float) -> None:
         engine = engine_of(self.crawler)
-        if engine is None or self.stats.get_value("tianwang/redis/gave_up"):
+        if engine is None or self._gave_up:
             return
+        self._gave_up = True
         self.stats.set_value("tianwang/redis/gave_up", 1)
         logger.error("Redis unreachable for %.0f s (TIANWANG_REDIS_OUTAGE_SECONDS = %d): node "
                      "%s stops", lasted, self.outage.bound, self.frontier.node)
