@@ -16,6 +16,8 @@ from pathlib import Path
 
 from scrapy import signals
 
+import tianwang.default_settings as defaults
+
 
 class FetchLog:
     """Writes each url this crawl sends to the web, one a line, to the FETCH_LOG file."""
@@ -39,8 +41,10 @@ class FetchLog:
 
 
 def fetch_log_settings(path: Path) -> dict[str, str]:
-    """The settings that make a crawl write the urls it sends to `path`."""
-    return {"EXTENSIONS": json.dumps({f"{__name__}.FetchLog": 0}), "FETCH_LOG": str(path)}
+    """The settings that make a crawl write the urls it sends to `path`: the stack's own
+    extensions and FetchLog (EXTENSIONS on the command line replaces the stack's dict)."""
+    extensions = {**defaults.EXTENSIONS, f"{__name__}.FetchLog": 0}
+    return {"EXTENSIONS": json.dumps(extensions), "FETCH_LOG": str(path)}
 
 
 def read_fetch_log(path: Path) -> list[str]:

@@ -221,7 +221,10 @@ def test_three_nodes_store_what_one_crawl_stores_each_host_on_one_node(
 def test_three_nodes_on_a_redis_cluster_store_what_one_crawl_stores(
     web: Web, redis_cluster: RedisCluster, tmp_path: Path
 ) -> None:
-    crawl_and_check_three_nodes(web, redis_cluster.url, tmp_path, ON_CLUSTER)
+    # The lease outlasts a failover (the cluster's 1 s node timeout and 2 s), as the crawl
+    # requires at start.
+    crawl_and_check_three_nodes(web, redis_cluster.url, tmp_path,
+                                {**ON_CLUSTER, "TIANWANG_LEASE_SECONDS": "5"})
 
 
 def crawl_and_check_three_nodes(web: Web, url: str, tmp_path: Path,

@@ -13,11 +13,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import TestWeb, crawl_command, scrapy_crawl, start_until_stored
+from tests.fetchlog import fetch_log_settings, read_fetch_log, served_beyond_sent
 from tests.redis_server import ensure_redis_server
 from tests.test_pipelines_dedup import check_against_truth
 from tianwang.analysis.crawlreport import HOSTS, STATS_DIR
@@ -60,13 +62,16 @@ def test_two_processes_store_each_page_once_each_host_in_one_process(
     seeds = homepages(mirror_web)
     data = tmp_path / "data"
     start = access_lines(mirror_web)
-    result = scrapy_crawl("site", {"seeds": ",".join(seeds)}, crawl_settings(mirror_web, data),
-                          cwd=tmp_path)
+    settings = crawl_settings(mirror_web, data, **fetch_log_settings(tmp_path / "sent.txt"))
+    result = scrapy_crawl("site", {"seeds": ",".join(seeds)}, settings, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     check_against_truth(data, mirror_web.truth, seeds)
     fetched = served(mirror_web, start)
-    # Fetched twice: only 5xx pages, which Scrapy retries by design.
-    twice = {url for url in fetched if fetched.count(url) > 1}
+    # What both processes sent (one FetchLog); the server served just that (tests/fetchlog.py).
+    sent = Counter(read_fetch_log(tmp_path / "sent.txt"))
+    assert served_beyond_sent(fetched, sent.elements()) == {}
+    # Sent twice: only 5xx pages, which Scrapy retries by design.
+    twice = {url for url, n in sent.items() if n > 1}
     assert [url for url in twice if mirror_web.truth[url]["status"] < 500] == []
     first, second = hosts_by_process(data)
     assert first and second and first & second == set()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from scrapy import Request, Spider, signals
 
+import tianwang.default_settings as defaults
 from tests.conftest import (
     TestWeb,
     crawl_command,
@@ -341,7 +342,8 @@ def probed_crawl(
             "TIANWANG_PROXY": web.address,
             "TIANWANG_DATA_DIR": str(workdir / "data"),
             "ITEM_PIPELINES": STORAGE_ONLY,
-            "EXTENSIONS": json.dumps({f"{__name__}.SlotProbe": 0}),
+            # the stack's extensions and the probe (a dict given replaces the stack's)
+            "EXTENSIONS": json.dumps({**defaults.EXTENSIONS, f"{__name__}.SlotProbe": 0}),
             "PROBE_FILE": str(probe),
             **settings,
         },

@@ -12,6 +12,7 @@ import pytest
 from scrapy.settings import Settings
 
 from tests.conftest import scrapy_crawl
+from tests.fetchlog import fetch_log_settings, read_fetch_log, served_beyond_sent
 from tianwang.config import SettingError
 from tianwang.spiders.validate import ValidateSpider, homepage
 
@@ -35,13 +36,18 @@ def validated(collection_web, tmp_path_factory: pytest.TempPathFactory) -> dict:
     d1 = write_d1(work / "d1", collection_web.truth)
     log = collection_web.access_log
     log_start = log.stat().st_size if log.exists() else 0
-    result = scrapy_crawl("validate", {"sites": str(d1), "out": str(work / "d2")},
-                          {"TIANWANG_PROXY": collection_web.address}, cwd=work)
+    settings = {"TIANWANG_PROXY": collection_web.address,
+                **fetch_log_settings(work / "sent.txt")}
+    result = scrapy_crawl("validate", {"sites": str(d1), "out": str(work / "d2")}, settings,
+                          cwd=work)
     assert result.returncode == 0, result.stderr[-3000:]
     with open(collection_web.access_log, encoding="utf-8") as log:
         log.seek(log_start)
-        asked = Counter(json.loads(line)["url"] for line in log)
-    return {"work": work, "stderr": result.stderr, "asked": asked}
+        served = [json.loads(line)["url"] for line in log]
+    # Counted from what the crawl sent; the server served just that (tests/fetchlog.py).
+    sent = read_fetch_log(work / "sent.txt")
+    assert served_beyond_sent(served, sent) == {}
+    return {"work": work, "stderr": result.stderr, "asked": Counter(sent)}
 
 
 def test_d2_holds_the_reachable_sites_with_their_homepage(validated: dict,
