@@ -202,6 +202,16 @@ def assert_fetched_once(
     assert {url for url in beyond if not retried(web, url)} == set(), beyond
 
 
+def assert_every_page_once(web: Web, workdir: Path, start: int,
+                           allowed: set[str] = frozenset()) -> None:
+    """The nodes together stored the local crawl's pages, none twice, and fetched each once
+    (`allowed` aside: assert_fetched_once)."""
+    stored = stored_union(workdir)
+    assert set(stored) == web.expected
+    assert max(stored.values()) == 1  # no page stored twice, on any node
+    assert_fetched_once(web, workdir, start, allowed)
+
+
 def assert_nothing_left(client) -> None:
     """No request queued, packed or leased in the job's keys, for any node."""
     prefix = job_prefix(JOB)
@@ -237,11 +247,8 @@ def crawl_and_check_three_nodes(web: Web, url: str, tmp_path: Path,
         log = node_log(tmp_path, i)
         assert " WARNING: " not in log and " ERROR: " not in log, log[-3000:]
     assert_nothing_left(job_client(url, extra))
-    stored = stored_union(tmp_path)
     assert len(web.expected) > 800
-    assert set(stored) == web.expected
-    assert max(stored.values()) == 1  # no page stored twice, on any node
-    assert_fetched_once(web, tmp_path, start)
+    assert_every_page_once(web, tmp_path, start)
     # Every host fetched by exactly one node (robots.txt included), and all three worked.
     owners = owners_of_hosts(tmp_path)
     assert {host for host, nodes in owners.items() if len(nodes) > 1} == set()
@@ -261,10 +268,7 @@ def crawl_with_node0_killed_midway(web: Web, url: str, tmp_path: Path, **extra: 
     wait_all(procs[1:], tmp_path)
     for i in (1, 2):
         assert procs[i].returncode == 0, node_log(tmp_path, i)[-3000:]
-    stored = stored_union(tmp_path)
-    assert set(stored) == web.expected
-    assert max(stored.values()) == 1
-    assert_fetched_once(web, tmp_path, start, allowed=set(sent_by(tmp_path, 0)))
+    assert_every_page_once(web, tmp_path, start, allowed=set(sent_by(tmp_path, 0)))
 
 
 def test_kill_9_of_one_node_midway_still_stores_every_page_once(
@@ -300,10 +304,7 @@ def test_a_redis_restart_midway_loses_nothing(
     wait_all(procs, tmp_path)
     for i, proc in enumerate(procs):
         assert proc.returncode == 0, node_log(tmp_path, i)[-3000:]
-    stored = stored_union(tmp_path)
-    assert set(stored) == web.expected
-    assert max(stored.values()) == 1
-    assert_fetched_once(web, tmp_path, start)
+    assert_every_page_once(web, tmp_path, start)
 
 
 # The project's dedup and storage (the add-on puts the Redis MD5 claims in for the local index).
@@ -338,10 +339,7 @@ def test_a_redis_away_past_the_clients_retries_then_back_loses_nothing(
         log = node_log(tmp_path, i)
         assert proc.returncode == 0, log[-3000:]
         assert "Redis answers again after" in log and "Traceback" not in log, log[-3000:]
-    stored = stored_union(tmp_path)
-    assert set(stored) == web.expected
-    assert max(stored.values()) == 1
-    assert_fetched_once(web, tmp_path, start)
+    assert_every_page_once(web, tmp_path, start)
 
 
 def test_nodes_whose_redis_is_gone_for_good_stop_after_the_bound_saying_so(
@@ -384,11 +382,8 @@ def test_a_cluster_master_killed_midway_is_replaced_and_nothing_is_lost_or_store
         assert proc.returncode == 0, node_log(tmp_path, i)[-3000:]
         assert " ERROR: " not in node_log(tmp_path, i), node_log(tmp_path, i)[-3000:]
     assert_nothing_left(job_client(redis_cluster.url, ON_CLUSTER))
-    stored = stored_union(tmp_path)
     assert len(read_tree(tmp_path / "data0")) > 0
-    assert set(stored) == web.expected
-    assert max(stored.values()) == 1
-    assert_fetched_once(web, tmp_path, start)
+    assert_every_page_once(web, tmp_path, start)
 
 
 def test_with_a_quorum_the_seeding_node_waits_for_the_others_and_no_host_moves(
@@ -417,8 +412,6 @@ def test_with_a_quorum_the_seeding_node_waits_for_the_others_and_no_host_moves(
     wait_all(procs, tmp_path)
     for i in range(NODES):
         assert procs[[2, 0, 1].index(i)].returncode == 0, node_log(tmp_path, i)[-3000:]
-    stored = stored_union(tmp_path)
-    assert set(stored) == web.expected and max(stored.values()) == 1
-    assert_fetched_once(web, tmp_path, start)
+    assert_every_page_once(web, tmp_path, start)
     owners = owners_of_hosts(tmp_path)
     assert {host for host, nodes in owners.items() if len(nodes) > 1} == set()
