@@ -4,7 +4,8 @@ A node's calls to Redis each retry for about 30 s (connection.py) and then fail.
 whose Redis stays away must neither die of the first failure (a Redis restarting with a large
 AOF takes minutes) nor wait forever without a word: it goes on with what it holds, probes
 Redis every PROBE_INTERVAL seconds, says so every NOTICE_INTERVAL, and stops after the
-bound (TIANWANG_REDIS_OUTAGE_SECONDS). Pure logic on a monotonic clock; no Redis, no Scrapy.
+bound (TIANWANG_REDIS_OUTAGE_SECONDS). The scheduler keeps one, and so do the MD5 claims
+(redisdedup.py). Pure logic on a monotonic clock; no Redis, no Scrapy.
 """
 
 from __future__ import annotations

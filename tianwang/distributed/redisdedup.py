@@ -26,10 +26,10 @@ round trip for all. A blocking round trip a page cost a node a tenth of its time
 bench/RESULTS.md, issue 19).
 
 Redis away: a batch whose round trip fails (after the client's own retries) is sent again
-every RETRY_INTERVAL seconds, its items waiting, so a page fetched during an outage is stored
-once Redis is back; its request is not acked before. Past TIANWANG_REDIS_OUTAGE_SECONDS the
-items are dropped without a record (not acked either: another node fetches them again), and
-the pipeline says how many as it closes.
+every PROBE_INTERVAL seconds (the clock is outage.py's), its items waiting, so a page fetched
+during an outage is stored once Redis is back; its request is not acked before. Past
+TIANWANG_REDIS_OUTAGE_SECONDS the items are dropped without a record (not acked either:
+another node fetches them again), and the pipeline says how many as it closes.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 from tianwang.config import get_bool, get_nonempty_str
 from tianwang.config.shared_crawl import RedisConfig
 from tianwang.distributed.connection import connect_async
+from tianwang.distributed.outage import PROBE_INTERVAL, Outage
 from tianwang.distributed.redisfrontier import REDIS_DOWN, job_prefix
 from tianwang.formats.mirrors import MirrorTable
 from tianwang.items import PageItem
@@ -55,8 +56,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
-
-RETRY_INTERVAL = 2.0  # seconds between two sends of a batch while Redis is away
 
 
 class RedisAway(Exception):
@@ -69,8 +68,7 @@ class MD5Claims:
     def __init__(self, url: str, job: str, cluster: bool = False,
                  outage_seconds: float = 0) -> None:
         self.url = url
-        self.outage_seconds = outage_seconds  # how long a batch is sent again; 0: no bound
-        self._away_since: float | None = None  # the first failed round trip of an outage
+        self.outage = Outage(outage_seconds)  # how long a batch is sent again; 0: no bound
         self.key = job_prefix(job) + "md5"
         self.cluster = cluster
         self.client: redis.asyncio.Redis | None = None
@@ -106,21 +104,17 @@ class MD5Claims:
     async def _claim_until_answered(self, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
         """_claim_all, sent again while Redis is away (HSETNX again: no harm); RedisAway once
         it has been away for the bound (counted over batches: the next fails at once)."""
-        while not self._away_too_long():
+        while not self.outage.over(time.monotonic()):
             try:
                 owners = await self._claim_all(claims)
             except REDIS_DOWN:
-                self._away_since = self._away_since or time.monotonic()
-                if not self._away_too_long():
-                    await asyncio.sleep(RETRY_INTERVAL)
+                self.outage.begin(time.monotonic())
+                if not self.outage.over(time.monotonic()):
+                    await asyncio.sleep(PROBE_INTERVAL)
                 continue
-            self._away_since = None
+            self.outage.end(time.monotonic())
             return owners
-        raise RedisAway(f"Redis unreachable for {self.outage_seconds} s")
-
-    def _away_too_long(self) -> bool:
-        return bool(self._away_since and self.outage_seconds
-                    and time.monotonic() - self._away_since >= self.outage_seconds)
+        raise RedisAway(f"Redis unreachable for {self.outage.bound} s")
 
     async def _claim_all(self, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
         if self.client is None:  # made in the crawl's own event loop

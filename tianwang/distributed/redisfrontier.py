@@ -431,7 +431,6 @@ class RedisFrontier:
         # dropped connection (pushes and acks idempotent, a lost take's leases released).
         self.replicas = replicas
         self.unreplicated = 0  # syncs whose replicas did not confirm in WAIT_MS
-        self._damaged: list[str] = []  # chunks set aside by this window() call
         self._wait_after = 0.0
         self._wait_pause = WAIT_PAUSE
         self.first, self.seed_first = first, seed_first  # a host's first requests (PUSH)
@@ -670,6 +669,7 @@ class RedisFrontier:
             pipe.zcard(self.key(f"pack:{self.node}"))
             queued, chunks = pipe.execute()
         packed = unpacked = calls = 0
+        damaged: list[str] = []  # chunks that did not decode, set aside
         while size and queued > size and calls < CHUNKS_A_CALL:
             moved = self._pack_worst(min(CHUNK, queued - size * 3 // 4))
             if not moved:  # some taken or raised meanwhile: the next call tries again
@@ -679,13 +679,12 @@ class RedisFrontier:
             chunks += 1
             calls += 1
         while chunks and (not size or queued < size // 2) and calls < CHUNKS_A_CALL:
-            moved = self._unpack_best()  # (some may go to other nodes' queues)
+            moved = self._unpack_best(damaged)  # (some may go to other nodes' queues)
             queued += moved
             unpacked += moved
             chunks -= 1
             calls += 1
-        damaged, self._damaged = tuple(self._damaged), []
-        return Window(packed, unpacked, chunks, damaged)
+        return Window(packed, unpacked, chunks, tuple(damaged))
 
     def _pack_worst(self, count: int) -> int:
         """Pack the `count` worst requests of this node's queue into one chunk."""
@@ -704,8 +703,9 @@ class RedisFrontier:
             args += [name, repr(score)]
         return int(self._pack(args=args))
 
-    def _unpack_best(self) -> int:
-        """Put the chunk of best score back into the queues (to each request's owner)."""
+    def _unpack_best(self, damaged: list[str]) -> int:
+        """Put the chunk of best score back into the queues (to each request's owner); one
+        that does not decode is set aside and its name added to `damaged`."""
         key = self.key(f"pack:{self.node}")
         best = self.client.zrange(key, 0, 0)
         if not best:
@@ -718,6 +718,7 @@ class RedisFrontier:
             names, scores, blobs = marshal.loads(zlib.decompress(data))
         except (zlib.error, ValueError, EOFError, TypeError):
             self._set_aside(best[0], data)
+            damaged.append(best[0].decode("ascii", "replace"))
             return 0
         args: list[object] = [self.prefix, self.node, best[0]]
         for entry in zip(names, scores, blobs, strict=True):
@@ -732,7 +733,6 @@ class RedisFrontier:
             pipe.hdel(self.key("chunks"), name)
             pipe.zrem(self.key(f"pack:{self.node}"), name)
             pipe.execute()
-        self._damaged.append(name.decode("ascii", "replace"))
 
     # --- membership ------------------------------------------------------------------------
 
