@@ -46,6 +46,8 @@ def test_truth_prints_json_lines_equal_to_the_model() -> None:
         (["truth", "--seed", "1", "--hosts", "2", "--max-pages", "0"], "--max-pages"),
         (["serve", "--seed", "1", "--hosts", "2", "--port", "70000"], "--port"),
         (["serve", "--seed", "x", "--hosts", "2"], "--seed"),
+        (["serve", "--seed", "1", "--hosts", "2", "--latency", "-0.5"], "--latency"),
+        (["serve", "--seed", "1", "--hosts", "2", "--latency", "nan"], "--latency"),
         (["hosts", "--hosts", "2"], "--seed"),
     ],
 )

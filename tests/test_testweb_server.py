@@ -220,6 +220,32 @@ def test_access_log_and_clean_stop(tmp_path: Path, truth: dict[str, dict]) -> No
     assert entries[-2]["bytes"] == 0 and entries[-1]["status"] == 404
 
 
+def test_latency_delays_every_answer_but_holds_none_up(truth: dict[str, dict]) -> None:
+    """`--latency 0.6`: each answer comes at least 0.6 s after its request, the same answer
+    as without, and eight requests at once all come back in about 0.6 s, not 8 x 0.6."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    records = list(truth.values())[:8]
+    running = TestWebProcess(SEED, HOSTS, extra_args=("--latency", "0.6"))
+    running.start()
+    try:
+        def timed(record: dict) -> tuple[float, Fetched]:
+            started = time.monotonic()
+            answer = fetch(running, record["url"])
+            return time.monotonic() - started, answer
+
+        with ThreadPoolExecutor(len(records)) as pool:
+            started = time.monotonic()
+            answers = list(pool.map(timed, records))
+            together = time.monotonic() - started
+    finally:
+        assert running.stop() == 0
+    for (took, (status, _, body)), record in zip(answers, records, strict=True):
+        assert took >= 0.6
+        assert (status, hashlib.md5(body).hexdigest()) == (record["status"], record["md5"])
+    assert together < 0.6 * 3
+
+
 def test_a_server_that_cannot_listen_says_why() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -26,6 +26,9 @@ def register(subparsers: Any) -> None:
     )
     serve.add_argument("--port", type=_port, default=0, help="port to listen on (default 0: any)")
     serve.add_argument("--access-log", metavar="FILE", help="append one JSON line per request")
+    serve.add_argument("--latency", type=_seconds, default=0.0, metavar="SECONDS",
+                       help="answer every request this long after it came (a server's "
+                       "response time; default 0)")
     serve.add_argument("--ca-file", metavar="FILE",
                        help="with --https: write the test CA's certificate (PEM) here, for "
                        "a crawl's TIANWANG_CA_FILE")
@@ -122,6 +125,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be >= 0 and finite, got {text}")
+    return value
+
+
 def _port(text: str) -> int:
     value = _integer(text)
     if not 0 <= value <= 65535:
@@ -164,7 +178,8 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"tianwang testweb serve: {exc}", file=sys.stderr)
         return 2
     try:
-        return serve(web, port=args.port, access_log=args.access_log, ca_file=args.ca_file)
+        return serve(web, port=args.port, access_log=args.access_log, ca_file=args.ca_file,
+                     latency=args.latency)
     except CannotListenError as exc:
         print(
             f"tianwang testweb serve: cannot listen on 127.0.0.1:{args.port}: {exc.socketError}",

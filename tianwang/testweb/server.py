@@ -51,11 +51,27 @@ class ProxyResource(resource.Resource):
 
     isLeaf = True
 
-    def __init__(self, web: SyntheticWeb, log: AccessLog) -> None:
+    def __init__(self, web: SyntheticWeb, log: AccessLog, latency: float = 0.0) -> None:
         super().__init__()
-        self.web, self.log = web, log
+        self.web, self.log, self.latency = web, log, latency
 
-    def render(self, request: Request) -> bytes:
+    def render(self, request: Request) -> bytes | int:
+        if not self.latency:
+            return self._render(request)
+        # A server's think time, as a real one takes: the answer waits, nothing blocks.
+        from twisted.internet import reactor
+
+        call = reactor.callLater(self.latency, self._answer_late, request)  # type: ignore[attr-defined]
+        request.notifyFinish().addErrback(lambda _: call.cancel() if call.active() else None)
+        return server.NOT_DONE_YET
+
+    def _answer_late(self, request: Request) -> None:
+        body = self._render(request)
+        if body is not server.NOT_DONE_YET:  # a streamed body finishes itself
+            request.write(body)
+            request.finish()
+
+    def _render(self, request: Request) -> bytes | int:
         method = request.method.decode("ascii", "replace")
         url = request_url(request)
         if method not in ("GET", "HEAD"):
@@ -155,16 +171,17 @@ class QuietSite(server.Site):
 
 
 def serve(web: SyntheticWeb, port: int = 0, access_log: str | None = None,
-          ca_file: str | None = None) -> int:
+          ca_file: str | None = None, latency: float = 0.0) -> int:
     """Listen on 127.0.0.1:port, print the address first on stdout, serve until a signal.
 
     On an https web (web.https) the proxy also answers CONNECT (tunnel.py); the test CA's
-    certificate is written to ca_file first, if given.
+    certificate is written to ca_file first, if given. Every answer waits `latency` seconds
+    before it is sent (a real server's response time), without holding up the others.
     """
     from twisted.internet import reactor
 
     log = AccessLog(access_log)
-    site: Any = QuietSite(ProxyResource(web, log))
+    site: Any = QuietSite(ProxyResource(web, log, latency))
     site.displayTracebacks = False
     https = getattr(web, "https", None)
     if https is not None:
