@@ -36,8 +36,8 @@ from tianwang.testweb.model import SyntheticWeb  # noqa: E402
 
 
 def run(processes: int, proxy: str, seeds: Path, workdir: Path) -> dict:
-    # The stack's own extensions (COMMON's EXTENSIONS would be the whole list): each process
-    # writes its stats file, which this reads.
+    # The stack's own extensions only (COMMON's adds the stats dump, one file for all the
+    # processes): each process writes its stats file, which this reads.
     common = {key: value for key, value in COMMON.items() if key != "EXTENSIONS"}
     settings = {**common, "TIANWANG_PROXY": proxy,
                 "TIANWANG_DATA_DIR": str(workdir / "data"), "TIANWANG_PROCESSES": str(processes)}
