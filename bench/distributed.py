@@ -201,8 +201,8 @@ def n_nodes_vs_one(backends: dict[str, RedisServer | RedisCluster], hosts: int, 
                 print(f"{kind}, {name}: " + ", ".join(
                     f"{n} nodes / one {r / one:.2f} (goal >= {0.9 * n:.1f})"
                     for n, r in by_count.items() if n > 1))
-    each = f"{hosts} hosts a node" if per_node else f"{hosts} hosts"
-    print(f"({polite}, {each}, up to {pages} pages a host, answers {latency} s after the "
+    web_size = f"{hosts} hosts a node" if per_node else f"{hosts} hosts"
+    print(f"({polite}, {web_size}, up to {pages} pages a host, answers {latency} s after the "
           "request; ratios of the serving-span rates)")
     return rates
 
