@@ -33,6 +33,12 @@ from tianwang import default_settings  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess, write_seeds  # noqa: E402
 from tianwang.testweb.model import SyntheticWeb  # noqa: E402
 
+# A `-s EXTENSIONS=` replaces the project's dict: a `site` crawl measured here keeps the
+# stack's own extensions, so it is the crawl users run, plus the stats dump.
+SITE_EXTENSIONS = json.dumps({**default_settings.EXTENSIONS, "bench.statsdump.StatsDump": 0})
+# The plain spider has only Scrapy's extensions, and the stats dump.
+PLAIN_EXTENSIONS = json.dumps({"bench.statsdump.StatsDump": 0})
+
 COMMON = {
     "DOWNLOAD_DELAY": "0",
     "CONCURRENT_REQUESTS": "32",
@@ -42,12 +48,8 @@ COMMON = {
     "RETRY_GIVE_UP_LOG_LEVEL": "INFO",
     "TELNETCONSOLE_ENABLED": "False",
     "REMOTE_CONTROL_ENABLED": "False",
-    # A `-s EXTENSIONS=` replaces the project's dict: the stack's own extensions stay on, so
-    # a crawl measured here is the crawl users run, plus the stats dump.
-    "EXTENSIONS": json.dumps({**default_settings.EXTENSIONS, "bench.statsdump.StatsDump": 0}),
+    "EXTENSIONS": SITE_EXTENSIONS,
 }
-# The plain spider has only Scrapy's extensions, and the stats dump.
-PLAIN_EXTENSIONS = json.dumps({"bench.statsdump.StatsDump": 0})
 
 
 # Scrapy's own scheduler as Scrapy ships it (the project settings choose breadth first).

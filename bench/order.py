@@ -44,6 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.crawl import SITE_EXTENSIONS  # noqa: E402
 from bench.order_graph import MARKS as GRAPH_MARKS  # noqa: E402
 from bench.order_graph import MEASURES, Graph  # noqa: E402
 from tests.truth import host_of, reach  # noqa: E402
@@ -124,7 +125,7 @@ COMMON = {
     # Order is measured here, not storage: no pipelines, so the crawl is cheaper to run.
     "ITEM_PIPELINES": "{}",
     "LOG_LEVEL": "INFO",
-    "EXTENSIONS": json.dumps({"bench.statsdump.StatsDump": 0}),
+    "EXTENSIONS": SITE_EXTENSIONS,
 }
 class Web:
     """The truth the figures are measured against: reachable text pages, homepages, top 1%."""
