@@ -16,8 +16,10 @@ from tests.fetchlog import fetch_log_settings, read_fetch_log, served_beyond_sen
 from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 from tests.truth import host_of, load_truth
+from tianwang.distributed.connection import master_ranges
 from tianwang.distributed.mapping import bucket_of
 from tianwang.distributed.redisfrontier import job_prefix
+from tianwang.distributed.shards import tags_for
 from tianwang.testweb.launcher import TestWebProcess, write_seeds
 
 WEB = (13, 24, 5)  # seed, hosts, max pages per host
@@ -129,3 +131,22 @@ def test_feed_and_reset_find_a_jobs_keys_on_a_cluster_from_any_node(
     assert reset.returncode == 0 and reset.stdout == f"deleted 1 keys of job {JOB}\n"
     with redis_cluster.node(master) as client:
         assert client.keys(prefix + "*") == []
+
+
+def test_reset_deletes_every_shard_of_a_split_job_on_every_master(
+        redis_cluster: RedisCluster) -> None:
+    """A job split over the cluster's three masters (its home lists the shards): --reset
+    finds each shard's keys on its own master."""
+    job = "split"
+    tags = tags_for(job, master_ranges(redis_cluster.url))
+    with redis_cluster.node(redis_cluster.master_of(job_prefix(job))) as home:
+        home.set(job_prefix(job) + "shards", ",".join(tags))
+    for tag in tags:
+        with redis_cluster.node(redis_cluster.master_of(job_prefix(tag))) as client:
+            client.set(job_prefix(tag) + "seq", 5)
+    assert len({redis_cluster.master_of(job_prefix(tag)) for tag in tags}) == 3
+    reset = tianwang_cli("feed", "--redis", redis_cluster.url, "--job", job, "--reset")
+    assert reset.returncode == 0 and reset.stdout == f"deleted 4 keys of job {job}\n"
+    for port in redis_cluster.live_ports():
+        with redis_cluster.node(port) as client:
+            assert client.keys("tianwang:{split*") == []

@@ -212,14 +212,22 @@ def assert_every_page_once(web: Web, workdir: Path, start: int,
     assert_fetched_once(web, workdir, start, allowed)
 
 
-def assert_nothing_left(client) -> None:
-    """No request queued, packed or leased in the job's keys, for any node."""
-    prefix = job_prefix(JOB)
-    queues = client.keys(prefix + "q:*")
-    leases = client.keys(prefix + "lease:*")
-    assert [k for k in queues if client.zcard(k)] == [], queues
-    assert [k for k in leases if client.hlen(k)] == [], leases
-    assert client.hlen(prefix + "chunks") == 0
+def shard_prefixes(url: str, extra: dict[str, str]) -> list[str]:
+    """The prefixes of the job's shards, as its home lists their tags (one: the home)."""
+    tags = job_client(url, extra).get(job_prefix(JOB) + "shards")
+    return [job_prefix(tag) for tag in tags.decode().split(",")]
+
+
+def assert_nothing_left(url: str, extra: dict[str, str]) -> None:
+    """No request queued, packed or leased in any of the job's shards, for any node."""
+    for prefix in shard_prefixes(url, extra):
+        client = connect(url, prefix if extra.get("TIANWANG_REDIS_CLUSTER") else None)
+        queues = client.keys(prefix + "q:*")
+        leases = client.keys(prefix + "lease:*")
+        assert [k for k in queues if client.zcard(k)] == [], queues
+        assert [k for k in leases if client.hlen(k)] == [], leases
+        assert client.hlen(prefix + "chunks") == 0
+        assert int(client.get(prefix + "seq") or 0) > 0  # every shard had requests
 
 
 def test_three_nodes_store_what_one_crawl_stores_each_host_on_one_node(
@@ -231,10 +239,24 @@ def test_three_nodes_store_what_one_crawl_stores_each_host_on_one_node(
 def test_three_nodes_on_a_redis_cluster_store_what_one_crawl_stores(
     web: Web, redis_cluster: RedisCluster, tmp_path: Path
 ) -> None:
+    """The job is split into one shard per master (TIANWANG_REDIS_SHARDS at 0): each of the
+    three masters holds a shard that had requests, besides the page set of one crawl."""
     # The lease outlasts a failover (the cluster's 1 s node timeout and 2 s), as the crawl
     # requires at start.
     crawl_and_check_three_nodes(web, redis_cluster.url, tmp_path,
                                 {**ON_CLUSTER, "TIANWANG_LEASE_SECONDS": "5"})
+    prefixes = shard_prefixes(redis_cluster.url, ON_CLUSTER)
+    assert len(prefixes) == 3
+    assert len({redis_cluster.master_of(prefix) for prefix in prefixes}) == 3
+
+
+def test_three_nodes_on_three_shards_of_one_redis_server_store_what_one_crawl_stores(
+    web: Web, fresh_redis: RedisServer, tmp_path: Path
+) -> None:
+    """The same split on one redis-server (TIANWANG_REDIS_SHARDS=3): every shard had
+    requests, and the page set is one crawl's."""
+    crawl_and_check_three_nodes(web, fresh_redis.url, tmp_path, {"TIANWANG_REDIS_SHARDS": "3"})
+    assert len(shard_prefixes(fresh_redis.url, {})) == 3
 
 
 def crawl_and_check_three_nodes(web: Web, url: str, tmp_path: Path,
@@ -246,7 +268,7 @@ def crawl_and_check_three_nodes(web: Web, url: str, tmp_path: Path,
         assert proc.returncode == 0, node_log(tmp_path, i)[-3000:]
         log = node_log(tmp_path, i)
         assert " WARNING: " not in log and " ERROR: " not in log, log[-3000:]
-    assert_nothing_left(job_client(url, extra))
+    assert_nothing_left(url, extra)
     assert len(web.expected) > 800
     assert_every_page_once(web, tmp_path, start)
     # Every host fetched by exactly one node (robots.txt included), and all three worked.
@@ -291,7 +313,7 @@ def test_queues_packed_past_a_small_window_and_a_node_killed_store_every_page_on
                                    TIANWANG_REDIS_WINDOW="20", TIANWANG_REDIS_BATCH="4")
     client = job_client(fresh_redis.url, {})
     assert int(client.get(job_prefix(JOB) + "packseq") or 0) > 0  # chunks were made
-    assert_nothing_left(client)
+    assert_nothing_left(fresh_redis.url, {})
 
 
 def test_a_redis_restart_midway_loses_nothing(
@@ -365,8 +387,8 @@ def test_nodes_whose_redis_is_gone_for_good_stop_after_the_bound_saying_so(
 def test_a_cluster_master_killed_midway_is_replaced_and_nothing_is_lost_or_stored_twice(
     web: Web, redis_cluster: RedisCluster, tmp_path: Path
 ) -> None:
-    """SIGKILL to the master holding the job; its replica is promoted and the nodes go on
-    there. Each sync's writes were on the replica before its reply was used (WAIT), so the
+    """SIGKILL to the master holding the job's home and one of its shards; its replica is
+    promoted and the nodes go on there. Each sync's writes were on the replica before its reply was used (WAIT), so the
     promoted replica lacks at most a sync whose reply never came, which the node retries.
     The leases outlast the failover (about 3 s here), so no node is taken for dead."""
     start = access_lines(web)
@@ -374,6 +396,9 @@ def test_a_cluster_master_killed_midway_is_replaced_and_nothing_is_lost_or_store
                         TIANWANG_LEASE_SECONDS="10", **ON_CLUSTER)
     wait_for_a_third(web, start, procs[0], tmp_path)
     master = redis_cluster.master_of(job_prefix(JOB))
+    # The master of the job's home also serves one of its shards (one a master).
+    shards = shard_prefixes(redis_cluster.url, ON_CLUSTER)
+    assert master in {redis_cluster.master_of(prefix) for prefix in shards}
     redis_cluster.kill(master)
     redis_cluster.wait_failover(master)
     assert redis_cluster.master_of(job_prefix(JOB)) != master
@@ -381,7 +406,7 @@ def test_a_cluster_master_killed_midway_is_replaced_and_nothing_is_lost_or_store
     for i, proc in enumerate(procs):
         assert proc.returncode == 0, node_log(tmp_path, i)[-3000:]
         assert " ERROR: " not in node_log(tmp_path, i), node_log(tmp_path, i)[-3000:]
-    assert_nothing_left(job_client(redis_cluster.url, ON_CLUSTER))
+    assert_nothing_left(redis_cluster.url, ON_CLUSTER)
     assert len(read_tree(tmp_path / "data0")) > 0
     assert_every_page_once(web, tmp_path, start)
 

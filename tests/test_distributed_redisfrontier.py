@@ -20,6 +20,8 @@ from tianwang.distributed.bloom import BloomShape
 from tianwang.distributed.connection import connect
 from tianwang.distributed.mapping import bucket_of
 from tianwang.distributed.redisfrontier import PROBE_TIMEOUT, Push, RedisFrontier, job_prefix
+from tianwang.distributed.shardedfrontier import ShardedFrontier
+from tianwang.distributed.shards import agree_tags, prefix_of
 from tianwang.frontier.queue import FrontierQueue
 
 BUCKETS = 64
@@ -41,10 +43,17 @@ def job() -> str:
     return f"job{next(_jobs)}"
 
 
-def node(server: RedisServer, job: str, name: str, expected: int = 10_000) -> RedisFrontier:
+def node(server: RedisServer, job: str, name: str, expected: int = 10_000, shards: int = 1):
+    """A node's frontier of the job; with shards > 1, over that many shards (the first
+    node's choice of tags, as the crawl makes it), behind the same interface."""
     client = redis.Redis.from_url(server.url)
     shape = BloomShape.for_capacity(expected, 1e-6)
-    return RedisFrontier(client, job, name, BUCKETS, shape)
+    if shards == 1:
+        return RedisFrontier(client, job, name, BUCKETS, shape)
+    tags = agree_tags(client, job, [f"{job}:{i}" for i in range(shards)])
+    parts = [RedisFrontier(client, job, name, BUCKETS, shape, prefix=prefix_of(tag),
+                           shard=(i, len(tags))) for i, tag in enumerate(tags)]
+    return ShardedFrontier(RedisFrontier(client, job, name, BUCKETS, shape), parts)
 
 
 def drain(frontier: RedisFrontier) -> list[str]:
@@ -77,8 +86,9 @@ def test_sorted_takes_follow_weight_then_priority_then_arrival(redis_server, job
     ]
 
 
-def test_taken_entries_carry_their_weight_and_priority(redis_server, job) -> None:
-    a = node(redis_server, job, "a")
+@pytest.mark.parametrize("shards", [1, 3])
+def test_taken_entries_carry_their_weight_and_priority(redis_server, job, shards: int) -> None:
+    a = node(redis_server, job, "a", shards=shards)
     a.heartbeat(30)
     a.push([push_of("http://h.example.com/", 7, priority=-5)])
     (taken,) = a.take(1, 0)
@@ -86,8 +96,9 @@ def test_taken_entries_carry_their_weight_and_priority(redis_server, job) -> Non
     assert taken.bucket == bucket_of("h.example.com", BUCKETS)
 
 
-def test_the_bloom_filter_drops_a_url_seen_by_any_node(redis_server, job) -> None:
-    a, b = node(redis_server, job, "a"), node(redis_server, job, "b")
+@pytest.mark.parametrize("shards", [1, 3])
+def test_the_bloom_filter_drops_a_url_seen_by_any_node(redis_server, job, shards: int) -> None:
+    a, b = node(redis_server, job, "a", shards=shards), node(redis_server, job, "b", shards=shards)
     a.heartbeat(30)
     b.heartbeat(30)
     url = "http://dup.example.com/page.html"
@@ -108,8 +119,9 @@ def test_bloom_false_positives_stay_near_the_error_rate(redis_server, job) -> No
     assert fresh.count(False) / len(fresh) < 0.025  # about 1.3% expected
 
 
-def test_random_takes_reach_every_request_once(redis_server, job) -> None:
-    a = node(redis_server, job, "a")
+@pytest.mark.parametrize("shards", [1, 3])
+def test_random_takes_reach_every_request_once(redis_server, job, shards: int) -> None:
+    a = node(redis_server, job, "a", shards=shards)
     a.heartbeat(30)
     urls = {f"http://r{i}.example.com/" for i in range(40)}
     a.push([push_of(url, 10) for url in sorted(urls)])
@@ -122,8 +134,9 @@ def test_random_takes_reach_every_request_once(redis_server, job) -> None:
     assert seen[:12] != sorted(urls, key=lambda u: int(u[8:].split(".")[0]))[:12]
 
 
-def test_a_request_goes_to_the_queue_of_its_hosts_owner(redis_server, job) -> None:
-    a, b = node(redis_server, job, "a"), node(redis_server, job, "b")
+@pytest.mark.parametrize("shards", [1, 3])
+def test_a_request_goes_to_the_queue_of_its_hosts_owner(redis_server, job, shards: int) -> None:
+    a, b = node(redis_server, job, "a", shards=shards), node(redis_server, job, "b", shards=shards)
     a.heartbeat(30)
     b.heartbeat(30)
     table = a.heartbeat(30).table or a.table()
@@ -136,8 +149,9 @@ def test_a_request_goes_to_the_queue_of_its_hosts_owner(redis_server, job) -> No
         assert table[bucket_of(url.split("/")[2], BUCKETS)] == owner
 
 
-def test_a_dead_nodes_leases_and_queue_go_to_the_live_nodes(redis_server, job) -> None:
-    a, b = node(redis_server, job, "a"), node(redis_server, job, "b")
+@pytest.mark.parametrize("shards", [1, 3])
+def test_a_dead_nodes_leases_and_queue_go_to_the_live_nodes(redis_server, job, shards: int) -> None:
+    a, b = node(redis_server, job, "a", shards=shards), node(redis_server, job, "b", shards=shards)
     a.heartbeat(1)
     b.heartbeat(1)
     urls = [f"http://d{i}.example.com/" for i in range(60)]
@@ -155,8 +169,11 @@ def test_a_dead_nodes_leases_and_queue_go_to_the_live_nodes(redis_server, job) -
     assert b.finished()
 
 
-def test_the_end_needs_a_seed_every_start_pushed_and_no_lease_out(redis_server, job) -> None:
-    a = node(redis_server, job, "a")
+@pytest.mark.parametrize("shards", [1, 3])
+def test_the_end_needs_a_seed_every_start_pushed_and_no_lease_out(
+    redis_server, job, shards: int
+) -> None:
+    a = node(redis_server, job, "a", shards=shards)
     a.heartbeat(30)
     assert not a.finished()  # nothing pushed yet: a joining node waits for the seeds
     a.starting(True)
@@ -169,8 +186,9 @@ def test_the_end_needs_a_seed_every_start_pushed_and_no_lease_out(redis_server, 
     assert a.finished()
 
 
-def test_a_released_request_is_taken_again(redis_server, job) -> None:
-    a = node(redis_server, job, "a")
+@pytest.mark.parametrize("shards", [1, 3])
+def test_a_released_request_is_taken_again(redis_server, job, shards: int) -> None:
+    a = node(redis_server, job, "a", shards=shards)
     a.heartbeat(30)
     a.push([push_of("http://g.example.com/", 10)])
     (taken,) = a.take(1, 0)
@@ -178,23 +196,25 @@ def test_a_released_request_is_taken_again(redis_server, job) -> None:
     assert [t.member for t in a.take(1, 0)] == [taken.member]
 
 
-def test_a_redis_restart_loses_no_queued_request(tmp_path) -> None:
+@pytest.mark.parametrize("shards", [1, 3])
+def test_a_redis_restart_loses_no_queued_request(tmp_path, shards: int) -> None:
     server = RedisServer(tmp_path / "redis").start()
     try:
-        a = node(server, "restart", "a")
+        a = node(server, "restart", "a", shards=shards)
         a.heartbeat(30)
         urls = [f"http://s{i}.example.com/p{i % 3}" for i in range(100)]
         a.push([push_of(url, 10 - i % 3) for i, url in enumerate(urls)])
         server.restart()
-        a = node(server, "restart", "a")
+        a = node(server, "restart", "a", shards=shards)
         assert sorted(drain(a)) == sorted(urls)
         assert a.push([push_of(urls[0], 10)]) == [False]  # the Bloom filter survived too
     finally:
         server.stop()
 
 
-def test_what_a_leaving_node_holds_goes_to_the_others(redis_server, job) -> None:
-    a, b = node(redis_server, job, "a"), node(redis_server, job, "b")
+@pytest.mark.parametrize("shards", [1, 3])
+def test_what_a_leaving_node_holds_goes_to_the_others(redis_server, job, shards: int) -> None:
+    a, b = node(redis_server, job, "a", shards=shards), node(redis_server, job, "b", shards=shards)
     a.heartbeat(30)
     b.heartbeat(30)
     urls = [f"http://l{i}.example.com/" for i in range(60)]

@@ -6,6 +6,7 @@ import itertools
 from pathlib import Path
 
 import pytest
+import redis
 from scrapy import Request
 from scrapy.utils.misc import load_object
 
@@ -136,6 +137,27 @@ def test_a_crawl_with_no_redis_there_stops_with_a_message_naming_the_setting(
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
     assert "TIANWANG_REDIS_URL" in last and "a Redis server" in last, last
+
+
+def test_a_shard_count_other_than_the_jobs_stops_the_crawl_naming_it(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The job's first node split it into 3 shards (its home lists their tags): a node asking
+    for 2 would look for requests where there are none, so it stops at start."""
+    client = redis.Redis.from_url(redis_server.url)
+    client.set("tianwang:{split3}:shards", "split3:0.0,split3:1.0,split3:2.0")
+    result = scrapy_crawl(
+        "site",
+        {"seeds": "http://www.example.com/"},
+        {"TIANWANG_REDIS_URL": redis_server.url, "TIANWANG_REDIS_JOB": "split3",
+         "TIANWANG_REDIS_SHARDS": "2", "TIANWANG_DATA_DIR": str(tmp_path / "data")},
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert "TIANWANG_REDIS_SHARDS" in last and "3, the shards job split3" in last, last
+    assert "Traceback" not in result.stderr
 
 
 def test_a_cluster_setting_that_does_not_match_the_server_stops_the_crawl_naming_it(

@@ -254,9 +254,13 @@ TIANWANG_ALLOWED_DOMAINS: list[str] = []
 TIANWANG_REDIS_URL = ""
 # Name of the shared crawl in Redis; nodes with the same Redis and job crawl together ("" = spider).
 TIANWANG_REDIS_JOB = ""
-# TIANWANG_REDIS_URL is a node of a Redis Cluster: the job's keys live on the master of their
+# TIANWANG_REDIS_URL is a node of a Redis Cluster: each shard's keys live on the master of its
 # slot, and each write reaches its replica before the node acts on it (a failover loses none).
 TIANWANG_REDIS_CLUSTER = False
+# Shards of the job's keys (hash tags), each a bucket group on its own slot, so that a
+# cluster's masters share one job; 0 = one per master on a cluster, one on a redis-server.
+# Chosen by the job's first node: a later node asking another count stops at start.
+TIANWANG_REDIS_SHARDS = 0
 # This node's name, unique in the job; "" = hostname-pid.
 TIANWANG_NODE_NAME = ""
 # Buckets hosts are hashed into (phase one); the bucket table maps each to a node (phase two).

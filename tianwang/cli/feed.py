@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_feed(args: argparse.Namespace) -> int:
     import redis
 
-    from tianwang.distributed.connection import job_client
+    from tianwang.distributed.connection import job_client, shard_clients
     from tianwang.distributed.redisfrontier import job_prefix
 
     if args.reset == bool(args.urls or args.file):
@@ -52,14 +52,16 @@ def cmd_feed(args: argparse.Namespace) -> int:
         return 2
     prefix = job_prefix(args.job)
     try:
-        client = job_client(args.redis, prefix)
         if args.reset:
-            keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
-            for start in range(0, len(keys), 1000):
-                client.delete(*keys[start:start + 1000])
-            print(f"deleted {len(keys)} keys of job {args.job}")
+            deleted = 0
+            for shard_prefix, client in shard_clients(args.redis, args.job):
+                keys = list(client.scan_iter(match=f"{shard_prefix}*", count=1000))
+                for start in range(0, len(keys), 1000):
+                    client.delete(*keys[start:start + 1000])
+                deleted += len(keys)
+            print(f"deleted {deleted} keys of job {args.job}")
             return 0
-        client.rpush(f"{prefix}feed", *urls)
+        job_client(args.redis, prefix).rpush(f"{prefix}feed", *urls)
     except (redis.RedisError, ValueError) as exc:
         print(f"tianwang feed: {args.redis}: {exc}", file=sys.stderr)
         return 1

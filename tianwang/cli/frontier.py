@@ -66,26 +66,27 @@ def _jobdir(jobdir: Path) -> int:
 def _redis(url: str, job: str) -> int:
     import redis
 
-    from tianwang.distributed.connection import job_client
+    from tianwang.distributed.connection import shard_clients
     from tianwang.distributed.redisfrontier import job_prefix, packed_requests, weight_of_score
 
-    prefix = job_prefix(job)
     try:
-        client = job_client(url, prefix)
-        nodes = sorted(n.decode() for n in client.smembers(f"{prefix}nodes"))
+        shards = shard_clients(url, job)
+        home = shards[-1][1]
+        nodes = sorted(n.decode() for n in home.smembers(f"{job_prefix(job)}nodes"))
         by_weight: Counter[int] = Counter()
         by_bucket: Counter[str] = Counter()
-        per_node, packed = {}, {}
+        per_node: Counter[str] = Counter()
+        packed: Counter[str] = Counter()
         for node in [*nodes, ""]:  # "" : the queue of no node (a bucket between owners)
-            count = 0
-            for member, score in client.zscan_iter(f"{prefix}q:{node}", count=1000):
-                count += 1
-                by_weight[weight_of_score(member, score)] += 1
-                by_bucket[member.decode().split(":", 1)[0]] += 1
             name = node or "(unowned)"
-            packed[name] = packed_requests(client, prefix, node)
-            per_node[name] = count + packed[name]
-        feed = client.llen(f"{prefix}feed")
+            for prefix, client in shards:
+                for member, score in client.zscan_iter(f"{prefix}q:{node}", count=1000):
+                    per_node[name] += 1
+                    by_weight[weight_of_score(member, score)] += 1
+                    by_bucket[member.decode().split(":", 1)[0]] += 1
+                packed[name] += packed_requests(client, prefix, node)
+            per_node[name] += packed[name]
+        feed = home.llen(f"{job_prefix(job)}feed")
     except (redis.RedisError, ValueError) as exc:
         print(f"tianwang frontier: {url}: {exc}", file=sys.stderr)
         return 1

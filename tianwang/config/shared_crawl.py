@@ -31,6 +31,7 @@ class RedisConfig:
     cluster: bool  # url is a node of a Redis Cluster
     window: int  # requests of a node's queue kept unpacked in Redis; 0: no bound
     outage_seconds: int  # how long a node waits for a Redis gone before it stops; 0: no bound
+    shards: int  # the job's keys split over this many hash tags; 0: one per cluster master
 
     @classmethod
     def from_settings(cls, settings: Any, spider_name: str = "") -> RedisConfig:
@@ -45,6 +46,7 @@ class RedisConfig:
             cluster=get_bool(settings, "TIANWANG_REDIS_CLUSTER"),
             window=get_int(settings, "TIANWANG_REDIS_WINDOW", minimum=0),
             outage_seconds=get_int(settings, "TIANWANG_REDIS_OUTAGE_SECONDS", minimum=0),
+            shards=get_int(settings, "TIANWANG_REDIS_SHARDS", minimum=0, maximum=1024),
         )
 
 

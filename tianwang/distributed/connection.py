@@ -27,6 +27,13 @@ from scrapy_redis.connection import get_redis
 
 from tianwang.config import SettingError
 from tianwang.config.shared_crawl import RedisConfig
+from tianwang.distributed.shards import (
+    SHARDS_KEY,
+    agree_tags,
+    prefix_of,
+    tags_for,
+    wanted_ranges,
+)
 
 RETRY_BACKOFF, RETRY_TRIES = ExponentialBackoff(cap=0.5, base=0.05), 60
 RETRY_ERRORS = [redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError]
@@ -66,6 +73,19 @@ def job_client(url: str, prefix: str) -> redis.Redis:
     return redis.Redis.from_pool(_slot_master_pool(url, prefix, socket_connect_timeout=10))
 
 
+def shard_clients(url: str, job: str) -> list[tuple[str, redis.Redis]]:
+    """(prefix, client) of each shard of a job, as its home lists them (shards.py), for the
+    command-line tools; the home alone for a job with one shard or none yet."""
+    home = job_client(url, prefix_of(job))
+    stored = home.get(prefix_of(job) + SHARDS_KEY)
+    tags = stored.decode().split(",") if stored else [job]
+    clients = [(prefix_of(tag), home if tag == job else job_client(url, prefix_of(tag)))
+               for tag in tags]
+    if tags != [job]:
+        clients.append((prefix_of(job), home))  # the home last: its feed, nodes and flags
+    return clients
+
+
 def _slot_master_pool(url: str, key: str, asynchronous: bool = False, **kwargs: Any):
     """A pool of connections to the master serving key's slot in url's cluster."""
     if asynchronous:
@@ -76,9 +96,9 @@ def _slot_master_pool(url: str, key: str, asynchronous: bool = False, **kwargs: 
                                locator=SlotLocator(url, key), **kwargs)
 
 
-def check_redis(settings: Any) -> None:
+def check_redis(settings: Any, spider_name: str = "") -> None:
     """The distributed settings make sense and the Redis server answers, or SettingError."""
-    config = RedisConfig.from_settings(settings)
+    config = RedisConfig.from_settings(settings, spider_name)
     try:
         cluster = is_cluster_node(config.url)
     except redis.RedisError as error:
@@ -87,6 +107,7 @@ def check_redis(settings: Any) -> None:
         wanted = "a Redis Cluster node" if config.cluster else "a Redis server not in a cluster"
         raise SettingError("TIANWANG_REDIS_URL", config.url,
                            f"{wanted}, as TIANWANG_REDIS_CLUSTER = {config.cluster} says")
+    job_tags(config)  # its shard count, against the job's
     failover = failover_seconds(config.url) if cluster else None
     if failover is not None and config.lease_seconds <= failover:
         # A node whose heartbeat waits out a failover past its lease is taken for dead and
@@ -94,6 +115,32 @@ def check_redis(settings: Any) -> None:
         raise SettingError("TIANWANG_LEASE_SECONDS", config.lease_seconds,
                            f"longer than a failover of this cluster (about {failover:g} s: "
                            "its cluster-node-timeout and 2 s)")
+
+
+def job_tags(config: RedisConfig) -> list[str]:
+    """The hash tags of the job's shards (shards.py), as its first node chose them; or
+    SettingError if TIANWANG_REDIS_SHARDS asks another count."""
+    masters = master_ranges(config.url) if config.cluster else None
+    wanted = tags_for(config.job, wanted_ranges(config.shards, masters))
+    with connect(config.url, prefix_of(config.job) if config.cluster else None) as home:
+        tags = agree_tags(home, config.job, wanted)
+    if config.shards and len(tags) != config.shards:
+        raise SettingError("TIANWANG_REDIS_SHARDS", config.shards,
+                           f"{len(tags)}, the shards job {config.job} was begun with (or 0)")
+    return tags
+
+
+def master_ranges(url: str) -> list[tuple[int, int]]:
+    """The largest slot range of each master of url's cluster, in slot order."""
+    with redis.Redis.from_url(url, socket_connect_timeout=10) as client:
+        reply = client.execute_command("CLUSTER SLOTS")
+    largest: dict[tuple[str, int], tuple[int, int]] = {}
+    for start, end, master, *_replicas in reply:
+        address = (_text(master[0]), int(master[1]))
+        low, high = largest.get(address, (0, -1))
+        if end - start > high - low:
+            largest[address] = (int(start), int(end))
+    return sorted(largest.values())
 
 
 def is_cluster_node(url: str) -> bool:

@@ -20,18 +20,21 @@ def bucket_of(host: str, buckets: int) -> int:
     return int.from_bytes(digest, "big") % buckets
 
 
-def fair_shares(buckets: int, nodes: Sequence[str]) -> dict[str, int]:
-    """How many buckets each node should hold: equal, the first nodes (sorted) one more."""
+def fair_shares(buckets: int, nodes: Sequence[str], offset: int = 0) -> dict[str, int]:
+    """How many buckets each node should hold: equal, and the remainder one more each to
+    the nodes (sorted) from the offset-th on, round the list."""
     base, extra = divmod(buckets, len(nodes))
-    return {node: base + (i < extra) for i, node in enumerate(sorted(nodes))}
+    ordered = sorted(nodes)
+    return {node: base + ((i - offset) % len(ordered) < extra) for i, node in enumerate(ordered)}
 
 
-def rebalance(table: Sequence[str | None], nodes: Iterable[str]) -> list[str]:
-    """A table over the live nodes that keeps every bucket it can where it is."""
+def rebalance(table: Sequence[str | None], nodes: Iterable[str], offset: int = 0) -> list[str]:
+    """A table over the live nodes that keeps every bucket it can where it is (offset: which
+    node gets the first of the remainder, see fair_shares)."""
     live = sorted(set(nodes))
     if not live:
         raise ValueError("no live node to own the buckets")
-    shares = fair_shares(len(table), live)
+    shares = fair_shares(len(table), live, offset)
     held: Counter[str] = Counter()
     new: list[str | None] = []
     for owner in table:

@@ -3,7 +3,9 @@
 The add-on puts it in place of the local MD5DedupPipeline when TIANWANG_REDIS_URL is set.
 The local pipeline's index (md5.sqlite) knows one data directory; the nodes of a shared crawl
 write several (one a machine), or one directory from several processes (TIANWANG_PROCESSES),
-so the index is a hash in Redis, `tianwang:{<job>}:md5`: body MD5 -> the url that claimed it.
+so the index is a hash in Redis, `tianwang:{<job>}:md5`: body MD5 -> the url that claimed it
+(split over the job's shards by the MD5's first bytes, `tianwang:{<shard tag>}:md5`, when it
+has several: shards.py).
 
 A page claims its body's MD5 (HSETNX) before it is stored, so of two nodes fetching the same
 body at once exactly one stores it. A page whose body another url claimed is dropped (stats
@@ -45,9 +47,10 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from tianwang.config import get_bool, get_nonempty_str
 from tianwang.config.shared_crawl import RedisConfig
-from tianwang.distributed.connection import connect_async
+from tianwang.distributed.connection import connect_async, job_tags
 from tianwang.distributed.outage import PROBE_INTERVAL, Outage
-from tianwang.distributed.redisfrontier import REDIS_DOWN, job_prefix
+from tianwang.distributed.redisfrontier import REDIS_DOWN
+from tianwang.distributed.shards import md5_shard, prefix_of
 from tianwang.formats.mirrors import MirrorTable
 from tianwang.items import PageItem
 
@@ -65,13 +68,14 @@ class RedisAway(Exception):
 class MD5Claims:
     """The shared crawl's index of stored bodies: md5 -> the url that claimed it first."""
 
-    def __init__(self, url: str, job: str, cluster: bool = False,
+    def __init__(self, url: str, tags: list[str], cluster: bool = False,
                  outage_seconds: float = 0) -> None:
         self.url = url
         self.outage = Outage(outage_seconds)  # how long a batch is sent again; 0: no bound
-        self.key = job_prefix(job) + "md5"
+        self.keys = [prefix_of(tag) + "md5" for tag in tags]  # one a shard
         self.cluster = cluster
-        self.client: redis.asyncio.Redis | None = None
+        # a client a shard on a cluster (each of its slot's master), one on a redis-server
+        self.clients: dict[int, redis.asyncio.Redis] = {}
         self._waiting: list[tuple[bytes, str, asyncio.Future[str]]] = []
         self._sending = False
 
@@ -117,18 +121,38 @@ class MD5Claims:
         raise RedisAway(f"Redis unreachable for {self.outage.bound} s")
 
     async def _claim_all(self, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
-        if self.client is None:  # made in the crawl's own event loop
-            self.client = connect_async(self.url, self.key if self.cluster else None)
-        async with self.client.pipeline(transaction=False) as pipe:
+        """Each shard's claims in one pipeline, the shards' at once."""
+        by_shard: dict[int, list[int]] = {}
+        for i, (md5, _url) in enumerate(claims):
+            by_shard.setdefault(md5_shard(md5, len(self.keys)), []).append(i)
+        owners: list[bytes | None] = [None] * len(claims)
+        replies = await asyncio.gather(*(self._claim_in(shard, [claims[i] for i in positions])
+                                         for shard, positions in by_shard.items()))
+        for positions, shard_owners in zip(by_shard.values(), replies, strict=True):
+            for i, owner in zip(positions, shard_owners, strict=True):
+                owners[i] = owner
+        return owners
+
+    async def _claim_in(self, shard: int, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
+        key = self.keys[shard]
+        async with self._client(shard).pipeline(transaction=False) as pipe:
             for md5, url in claims:
-                pipe.hsetnx(self.key, md5, url)
-                pipe.hget(self.key, md5)
+                pipe.hsetnx(key, md5, url)
+                pipe.hget(key, md5)
             replies = await pipe.execute()
         return replies[1::2]
 
+    def _client(self, shard: int) -> redis.asyncio.Redis:
+        """Made in the crawl's own event loop, at first use."""
+        index = shard if self.cluster else 0
+        if index not in self.clients:
+            self.clients[index] = connect_async(self.url, self.keys[shard] if self.cluster
+                                                else None)
+        return self.clients[index]
+
     async def close(self) -> None:
-        if self.client is not None:
-            await self.client.aclose()
+        for client in self.clients.values():
+            await client.aclose()
 
 
 class RedisMD5DedupPipeline:
@@ -145,7 +169,7 @@ class RedisMD5DedupPipeline:
         if not get_bool(settings, "TIANWANG_DEDUP"):
             raise NotConfigured  # switched off on purpose
         config = RedisConfig.from_settings(settings, getattr(crawler.spidercls, "name", ""))
-        claims = MD5Claims(config.url, config.job, config.cluster, config.outage_seconds)
+        claims = MD5Claims(config.url, job_tags(config), config.cluster, config.outage_seconds)
         pipeline = cls(claims, get_nonempty_str(settings, "TIANWANG_DATA_DIR"))
         pipeline.stats = crawler.stats
         return pipeline

@@ -61,6 +61,7 @@ from redis.retry import Retry
 
 from tianwang.distributed.bloom import LUA_TEST_AND_SET, BloomShape
 from tianwang.distributed.mapping import rebalance
+from tianwang.distributed.shards import prefix_of
 
 SHIFT = 2**31
 MAX_ID = 2**31 - 1
@@ -80,8 +81,8 @@ PROBE_TIMEOUT = 2.0
 
 
 def job_prefix(job: str) -> str:
-    """The prefix of every key of a shared crawl's job in Redis."""
-    return f"tianwang:{{{job}}}:"
+    """The prefix of a job's home in Redis (and of its one shard, if it has one: shards.py)."""
+    return prefix_of(job)
 
 
 def packed_requests(client: Redis, prefix: str, node: str) -> int:
@@ -231,8 +232,10 @@ local function take(member, score)
   out[#out + 1] = redis.call('HGET', p .. 'req', member)
   out[#out + 1] = redis.call('HEXISTS', p .. 'stored', member)
 end
-local sorted = redis.call('ZPOPMIN', q, tonumber(ARGV[3]))
-for i = 1, #sorted, 2 do take(sorted[i], sorted[i + 1]) end
+if tonumber(ARGV[3]) > 0 then
+  local sorted = redis.call('ZPOPMIN', q, tonumber(ARGV[3]))
+  for i = 1, #sorted, 2 do take(sorted[i], sorted[i + 1]) end
+end
 if tonumber(ARGV[4]) > 0 and redis.call('ZCARD', q) > 0 then
   local picked = redis.call('ZRANDMEMBER', q, tonumber(ARGV[4]), 'WITHSCORES')
   for i = 1, #picked, 2 do
@@ -240,6 +243,8 @@ if tonumber(ARGV[4]) > 0 and redis.call('ZCARD', q) > 0 then
     take(picked[i], picked[i + 1])
   end
 end
+if #out > 0 then redis.call('INCR', p .. 'ops') end  -- for FINISHED over shards
+out[#out + 1] = redis.call('ZCARD', q)  -- the queue left: how a node splits its next take
 return out
 """
 
@@ -293,19 +298,29 @@ for i = 1, #leased, 2 do requeue(p, leased[i], leased[i + 1], node) end
 return (#queued + #leased) / 2
 """
 
+# 0 while anything is pending; else 1 + the shard's changes so far (new urls and takes), by
+# which a look over many shards, not atomic, is checked (shardedfrontier.py). ARGV[2] '1': the
+# job's home, whose feed, seed flag and starting nodes count too; the nodes to look at follow
+# (none: the nodes set of this prefix).
 FINISHED = """
-local p = ARGV[1]
-if redis.call('LLEN', p .. 'feed') > 0 then return 0 end
-if redis.call('EXISTS', p .. 'seeded') == 0 or redis.call('SCARD', p .. 'starting') > 0 then
-  return 0
+local p, home = ARGV[1], ARGV[2]
+if home == '1' then
+  if redis.call('LLEN', p .. 'feed') > 0 then return 0 end
+  if redis.call('EXISTS', p .. 'seeded') == 0 or redis.call('SCARD', p .. 'starting') > 0 then
+    return 0
+  end
 end
 if redis.call('ZCARD', p .. 'q:') > 0 or redis.call('ZCARD', p .. 'pack:') > 0 then return 0 end
-for _, node in ipairs(redis.call('SMEMBERS', p .. 'nodes')) do
+local nodes = {}
+for i = 3, #ARGV do nodes[#nodes + 1] = ARGV[i] end
+if #ARGV < 3 then nodes = redis.call('SMEMBERS', p .. 'nodes') end
+for _, node in ipairs(nodes) do
   if redis.call('ZCARD', p .. 'q:' .. node) > 0 then return 0 end
   if redis.call('ZCARD', p .. 'pack:' .. node) > 0 then return 0 end
   if redis.call('HLEN', p .. 'lease:' .. node) > 0 then return 0 end
 end
-return 1
+local changes = tonumber(redis.call('GET', p .. 'seq') or '0')
+return 1 + changes + tonumber(redis.call('GET', p .. 'ops') or '0')
 """
 
 
@@ -424,8 +439,14 @@ class RedisFrontier:
         first: int = 0,
         seed_first: int = 0,
         replicas: int = 0,
+        prefix: str | None = None,
+        shard: tuple[int, int] = (0, 1),
     ) -> None:
         self.client = client
+        # One shard of the job's (prefix, its index and the job's shard count): its buckets
+        # are those of that index modulo the count (shardedfrontier.py). Alone: the job's.
+        self.shard_index, self.shard_count = shard
+        self.queued = 0  # this node's queue in this shard after the last take
         # Replicas each sync's writes reach before its reply is used (WAIT): what a failover
         # loses is then only a sync whose reply never came, which is retried as after a
         # dropped connection (pushes and acks idempotent, a lost take's leases released).
@@ -442,7 +463,7 @@ class RedisFrontier:
         self._unsent_marks: list[str] = []  # the next sync sends them first, in its pipeline
         self.turns = min(turns, MAX_TURNS)
         self.job = job
-        self.prefix = job_prefix(job)
+        self.prefix = prefix or job_prefix(job)
         self.node = node
         self.buckets = buckets
         self.bloom = bloom
@@ -527,7 +548,9 @@ class RedisFrontier:
         codes = replies[0] if pushes else []
         self.raised = codes.count(2)
         flags = [code == 1 for code in codes]
-        taken = self._taken(replies[-1]) if sorted_count or random_count else []
+        taken = []
+        if sorted_count or random_count:
+            taken, self.queued = self._taken(replies[-1][:-1]), int(replies[-1][-1])
         return flags, taken
 
     def _pipelined(self, calls: list[tuple[Script, list[object]]], marks: list[str]) -> list:
@@ -738,61 +761,91 @@ class RedisFrontier:
 
     def heartbeat(self, lease_seconds: int) -> Membership:
         """Say this node lives; rebalance the table if the live nodes changed; reap the dead."""
-        client = self.client
-        with client.pipeline() as pipe:
+        added, live, dead = self.beat(lease_seconds)
+        table = self.rebalance(live)
+        reaped = self.reap(dead)
+        self.forget(dead)
+        return Membership(added, table, reaped)
+
+    def beat(self, lease_seconds: int) -> tuple[bool, list[str], list[str]]:
+        """Say this node lives: (whether it was not a member, the live nodes, the dead)."""
+        with self.client.pipeline() as pipe:
             pipe.set(self.key(f"alive:{self.node}"), 1, ex=lease_seconds)
             pipe.sadd(self.key("nodes"), self.node)
             pipe.smembers(self.key("nodes"))
             _, added, members = pipe.execute()
         nodes = sorted(m.decode() for m in members)
-        with client.pipeline() as pipe:
+        with self.client.pipeline() as pipe:
             for node in nodes:
                 pipe.exists(self.key(f"alive:{node}"))
             alive = pipe.execute()
         live = [node for node, up in zip(nodes, alive, strict=True) if up]
         dead = [node for node, up in zip(nodes, alive, strict=True) if not up]
-        table = self._rebalance(live)
-        reaped = sum(self._reap_node(node, self.node) for node in dead)
-        with client.pipeline(transaction=False) as pipe:
-            pipe.zcard(self.key("q:"))
-            pipe.zcard(self.key("pack:"))
-            if any(pipe.execute()):  # left by a node that stopped: this node takes them on
-                reaped += self._reap_node("", self.node)
-        return Membership(bool(added), table, reaped)
+        return bool(added), live, dead
 
-    def _rebalance(self, live: list[str]) -> list[str] | None:
+    def members(self) -> list[str]:
+        """The nodes taking part (alive or not yet reaped)."""
+        return sorted(m.decode() for m in self.client.smembers(self.key("nodes")))
+
+    def reap(self, dead: Iterable[str], heir: str | None = None) -> int:
+        """What these nodes held, back to the queues (their packs to the heir's, this node
+        by default); with an heir, also what a node that left put in the queue of no one.
+        The requests moved."""
+        heir = self.node if heir is None else heir
+        moved = sum(int(self._reap(args=[self.prefix, node, heir])) for node in dead)
+        if heir:
+            with self.client.pipeline(transaction=False) as pipe:
+                pipe.zcard(self.key("q:"))
+                pipe.zcard(self.key("pack:"))
+                if any(pipe.execute()):  # left by a node that stopped: the heir takes them on
+                    moved += int(self._reap(args=[self.prefix, "", heir]))
+        return moved
+
+    def forget(self, dead: Iterable[str]) -> None:
+        """These nodes take part no more (once reaped everywhere)."""
+        dead = list(dead)
+        if dead:
+            with self.client.pipeline() as pipe:
+                pipe.srem(self.key("nodes"), *dead)
+                pipe.srem(self.key("starting"), *dead)
+                pipe.execute()
+
+    @property
+    def own_buckets(self) -> range:
+        """The buckets whose keys live in this shard."""
+        return range(self.shard_index, self.buckets, self.shard_count)
+
+    def rebalance(self, live: list[str]) -> list[str] | None:
+        """The table of this shard's buckets over the live nodes, if it changed (None else).
+        A shard's odd buckets go to the nodes from its index on, so that over many shards
+        no node always gets one more."""
         wanted = ",".join(live)
+        mine = self.own_buckets
         with self.client.pipeline() as pipe:
             try:
                 pipe.watch(self.key("table:nodes"))
                 current = pipe.get(self.key("table:nodes"))
                 if current is not None and current.decode() == wanted:
                     return None
-                raw = pipe.hgetall(self.key("table"))
-                old = [None] * self.buckets
-                for bucket, node in raw.items():
-                    old[int(bucket)] = node.decode()
-                new = rebalance(old, live)
+                raw = {int(b): n.decode() for b, n in pipe.hgetall(self.key("table")).items()}
+                old = [raw.get(bucket) for bucket in mine]
+                new = rebalance(old, live, self.shard_index)
                 pipe.multi()
-                changes = {b: n for b, (o, n) in enumerate(zip(old, new, strict=True)) if o != n}
+                changes = {mine[i]: n for i, (o, n) in enumerate(zip(old, new, strict=True))
+                           if o != n}
                 if changes:
                     pipe.hset(self.key("table"), mapping=changes)
                 pipe.set(self.key("table:nodes"), wanted)
                 pipe.execute()
-                return new
+                table = [""] * self.buckets
+                for bucket, node in zip(mine, new, strict=True):
+                    table[bucket] = node
+                return table
             except WatchError:
                 return None  # another node rebalanced first; the next heartbeat reads it
 
-    def _reap_node(self, node: str, heir: str) -> int:
-        moved = int(self._reap(args=[self.prefix, node, heir]))
-        if node:
-            with self.client.pipeline() as pipe:
-                pipe.srem(self.key("nodes"), node)
-                pipe.srem(self.key("starting"), node)
-                pipe.execute()
-        return moved
-
     def table(self) -> list[str]:
+        """The owner of every bucket of this shard ("" for the others' buckets)."""
         raw = self.client.hgetall(self.key("table"))
         table = [""] * self.buckets
         for bucket, node in raw.items():
@@ -805,7 +858,8 @@ class RedisFrontier:
         heartbeat has rebalanced the table without it; its packed chunks to the packs of no
         one, which the next heartbeat of another node adopts."""
         self.client.delete(self.key(f"alive:{self.node}"))
-        self._reap_node(self.node, "")
+        self.reap([self.node], heir="")
+        self.forget([self.node])
 
     # --- start and end ---------------------------------------------------------------------
 
@@ -828,7 +882,12 @@ class RedisFrontier:
 
     def finished(self) -> bool:
         """Seeded, every start pushed, every queue empty and no lease out, on every node."""
-        return bool(self._finished(args=[self.prefix]))
+        return self.finished_mark(None, home=True) > 0
+
+    def finished_mark(self, nodes: Sequence[str] | None, home: bool) -> int:
+        """0 while this shard holds anything pending of these nodes (None: of its own nodes
+        set; home: its feed and start count too); else 1 + its changes so far."""
+        return int(self._finished(args=[self.prefix, int(home), *(nodes or ())]))
 
     def table_size(self) -> int:
         """Nodes the bucket table was last made for."""

@@ -33,7 +33,7 @@ from tianwang.config import SettingError
 from tianwang.config.frontier import FrontierConfig
 from tianwang.config.shared_crawl import RedisConfig
 from tianwang.distributed.bloom import BloomShape
-from tianwang.distributed.connection import check_redis, connect
+from tianwang.distributed.connection import check_redis, connect, job_tags
 from tianwang.distributed.mapping import bucket_of
 from tianwang.distributed.outage import Outage
 from tianwang.distributed.redisfrontier import (
@@ -43,6 +43,8 @@ from tianwang.distributed.redisfrontier import (
     Taken,
     job_prefix,
 )
+from tianwang.distributed.shardedfrontier import ShardedFrontier
+from tianwang.distributed.shards import prefix_of
 from tianwang.frontier.codec import decode, encode
 from tianwang.frontier.queue import FrontierQueue
 from tianwang.frontier.scheduler import FrontierSchedulerBase, is_seed, new_queue
@@ -72,25 +74,12 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         _require_start_done(crawler.settings)
         spider_name = getattr(crawler.spidercls, "name", "") or ""
         redis_config = RedisConfig.from_settings(crawler.settings, spider_name)
-        bloom = BloomShape.for_capacity(config.expected_urls, config.error_rate)
-        cluster_key = job_prefix(redis_config.job) if redis_config.cluster else None
-        frontier = RedisFrontier(
-            connect(redis_config.url, cluster_key),
-            redis_config.job,
-            redis_config.node,
-            redis_config.buckets,
-            bloom,
-            turns=config.host_turns,
-            link_weight=config.link_weight,
-            first=config.host_first,
-            seed_first=config.seed_host_first,
-            replicas=int(redis_config.cluster),
-        )
+        frontier = open_frontier(redis_config, config)
         return cls(frontier, new_queue(config, count_first=False), config, redis_config, crawler)
 
     def __init__(
         self,
-        frontier: RedisFrontier,
+        frontier: ShardedFrontier,
         queue: FrontierQueue,
         config: FrontierConfig,
         redis_config: RedisConfig,
@@ -126,10 +115,10 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
     # --- Scrapy's scheduler interface ----------------------------------------------------
 
     @classmethod
-    def check_settings(cls, settings: Any) -> None:
-        super().check_settings(settings)
+    def check_settings(cls, settings: Any, spider_name: str = "") -> None:
+        super().check_settings(settings, spider_name)
         _require_start_done(settings)
-        check_redis(settings)
+        check_redis(settings, spider_name)
 
     def open(self, spider: Spider) -> None:
         self.frontier.load_scripts()
@@ -315,7 +304,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         fingerprint = self.crawler.request_fingerprinter.fingerprint
         requests = [self._local[item][1] for item in items]
         filtered = [(item, r) for item, r in zip(items, requests, strict=True) if not r.dont_filter]
-        cash = self.frontier.cash_of([fingerprint(request) for _item, request in filtered])
+        cash = self.frontier.cash_of([(self._local[item][0].bucket, fingerprint(request))
+                                      for item, request in filtered])
         for (item, _request), value in zip(filtered, cash, strict=True):
             self._item_cash[item] = value
 
@@ -528,6 +518,26 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 self._enqueue(item, (taken.weight, taken.priority), slot,
                               first_turn=taken.first_turn)
 
+
+def open_frontier(redis_config: RedisConfig, config: FrontierConfig) -> ShardedFrontier:
+    """This node's view of the job's frontier over its shards: on a cluster a client of each
+    shard's master (and of the home's), on one redis-server one client for all. Each shard's
+    Bloom filter is sized for its share of TIANWANG_EXPECTED_URLS."""
+    tags = job_tags(redis_config)
+    cluster = redis_config.cluster
+    shared = None if cluster else connect(redis_config.url)
+    bloom = BloomShape.for_capacity(-(-config.expected_urls // len(tags)), config.error_rate)
+
+    def frontier(prefix: str, shard: tuple[int, int]) -> RedisFrontier:
+        return RedisFrontier(
+            shared or connect(redis_config.url, prefix), redis_config.job, redis_config.node,
+            redis_config.buckets, bloom, turns=config.host_turns, link_weight=config.link_weight,
+            first=config.host_first, seed_first=config.seed_host_first,
+            replicas=int(cluster), prefix=prefix, shard=shard)
+
+    shards = [frontier(prefix_of(tag), (i, len(tags))) for i, tag in enumerate(tags)]
+    home = shards[0] if len(tags) == 1 else frontier(job_prefix(redis_config.job), (0, 1))
+    return ShardedFrontier(home, shards)
 
 
 def _require_start_done(settings: Any) -> None:

@@ -109,8 +109,9 @@ class FrontierSchedulerBase(BaseScheduler):
         self._page_cash: dict[str, float] = {}
 
     @classmethod
-    def check_settings(cls, settings: Any) -> None:
-        """SettingError for the first setting this scheduler cannot run with."""
+    def check_settings(cls, settings: Any, spider_name: str = "") -> None:
+        """SettingError for the first setting this scheduler cannot run with (spider_name:
+        what a shared crawl's job is named by default)."""
         FrontierConfig.from_settings(settings)
 
     # --- Scrapy's scheduler interface ----------------------------------------------------

@@ -24,6 +24,6 @@ class FrontierSettingsCheck:
         # Not issubclass: Scrapy's BaseScheduler metaclass calls any class with a
         # scheduler's methods a subclass, Scrapy's own Scheduler included.
         if FrontierSchedulerBase in getattr(scheduler, "__mro__", ()):
-            scheduler.check_settings(crawler.settings)
+            scheduler.check_settings(crawler.settings, getattr(crawler.spidercls, "name", "") or "")
         # Nothing more to do during the crawl; no message, which Scrapy would log as a warning.
         raise NotConfigured

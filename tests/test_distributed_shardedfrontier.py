@@ -1,0 +1,75 @@
+"""A frontier over shards on a real redis-server: what the split adds to the one-shard
+frontier (whose tests, in test_distributed_redisfrontier.py, run over three shards too)."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import pytest
+import redis
+
+from tests.test_distributed_redisfrontier import BUCKETS, drain, node, push_of
+from tianwang.distributed.mapping import bucket_of
+from tianwang.distributed.shards import prefix_of, shard_of
+
+_jobs = itertools.count()
+
+
+@pytest.fixture
+def job() -> str:
+    return f"sharded{next(_jobs)}"
+
+
+def test_each_shard_holds_its_buckets_requests(redis_server, job) -> None:
+    a = node(redis_server, job, "a", shards=3)
+    a.heartbeat(30)
+    urls = [f"http://s{i}.example.com/" for i in range(90)]
+    a.push([push_of(url, 5) for url in urls])
+    client = redis.Redis.from_url(redis_server.url)
+    tags = client.get(prefix_of(job) + "shards").decode().split(",")
+    expected = Counter(shard_of(bucket_of(url.split("/")[2], BUCKETS), 3) for url in urls)
+    for index, tag in enumerate(tags):
+        assert client.zcard(prefix_of(tag) + "q:a") == expected[index]
+    assert not client.exists(prefix_of(job) + "q:a")  # the home holds no request
+    assert sorted(drain(a)) == sorted(urls)
+
+
+def test_takes_go_where_the_nodes_queue_is(redis_server, job) -> None:
+    """One host's urls are in one shard: once a take has seen the queues, each take of 10
+    brings 10 (not a third of it from each shard)."""
+    a = node(redis_server, job, "a", shards=3)
+    a.heartbeat(30)
+    urls = [f"http://one.example.com/{i}" for i in range(60)]
+    a.push([push_of(url, 5) for url in urls])
+    taken = a.take(10, 0)
+    while batch := a.take(10, 0):
+        assert len(batch) == min(10, len(urls) - len(taken))
+        taken += batch
+    assert sorted(t.blob.decode() for t in taken) == sorted(urls)
+
+
+def test_two_nodes_share_the_buckets_evenly_over_the_shards(redis_server, job) -> None:
+    a, b = node(redis_server, job, "a", shards=3), node(redis_server, job, "b", shards=3)
+    a.heartbeat(30)
+    b.heartbeat(30)
+    table = a.heartbeat(30).table or a.table()
+    # 64 buckets in shards of 22, 21, 21: the odd bucket of each goes to another node.
+    assert Counter(table) == {"a": 32, "b": 32}
+    assert b.table() == table
+
+
+def test_a_change_between_two_looks_at_the_end_is_seen(redis_server, job) -> None:
+    """The end over shards is two looks that must agree: a url pushed, taken and acked in
+    between leaves both looks empty but not the same, so the job is not taken for done."""
+    a = node(redis_server, job, "a", shards=3)
+    a.heartbeat(30)
+    a.push([push_of("http://e.example.com/", 5)])
+    drain(a)
+    assert a.finished()
+    first = a._look()
+    a.push([push_of("http://f.example.com/", 5)])
+    drain(a)
+    second = a._look()
+    assert first is not None and second is not None and first != second
+    assert a.finished()

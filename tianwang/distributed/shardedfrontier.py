@@ -1,0 +1,251 @@
+"""One node's view of a shared frontier split into shards (shards.py): the RedisFrontier of
+each shard behind the same interface, and the job's home for what is the job's as a whole.
+
+A round trip of one shard stays one script call per kind (push, ack, take) in one pipeline,
+on that shard's master; a node's sync makes one such round trip per shard it touches. Two
+orders matter across shards, which no transaction holds together:
+
+- A page's links are pushed before its ack: every shard's pushes go first, the acks after
+  (a node killed in between leaves a lease, which comes back when the node is taken for
+  dead, and a stored mark, so the page is not stored twice).
+- The end: no one look over many shards is atomic, so the job is finished only when two
+  looks in a row find every shard empty and none changed between them (FINISHED returns a
+  count of each shard's new urls and takes): then at the moment between the looks every
+  shard was empty at once, and an empty job with no node starting and no feed stays so.
+
+A dead node is reaped from every shard before it leaves the home's nodes set, so that the end
+check, which looks at the nodes listed, never misses a lease of a node still being reaped.
+With one shard this is the RedisFrontier of the job, its home and shard in one.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+
+from tianwang.distributed.redisfrontier import (
+    Membership,
+    Push,
+    RedisFrontier,
+    Taken,
+    Window,
+)
+from tianwang.distributed.shards import shard_of, split_take
+
+
+class ShardedFrontier:
+    """The frontier of one job over its shards, for one node."""
+
+    def __init__(self, home: RedisFrontier, shards: Sequence[RedisFrontier]) -> None:
+        self.home = home  # shards[0] itself when the job has one shard
+        self.shards = list(shards)
+        self.job, self.node, self.prefix = home.job, home.node, home.prefix
+        self.buckets = home.buckets
+        self.raised = 0  # queued urls a link raised in the last sync
+        self._home_seeded = False
+
+    @property
+    def single(self) -> bool:
+        return len(self.shards) == 1
+
+    def _shard(self, bucket: int) -> RedisFrontier:
+        return self.shards[shard_of(bucket, len(self.shards))]
+
+    def _of_member(self, member: str) -> RedisFrontier:
+        return self._shard(int(member.split(":", 1)[0]))
+
+    def _by_shard(self, members: Iterable[str]) -> dict[int, list[str]]:
+        grouped: dict[int, list[str]] = {}
+        for member in members:
+            index = shard_of(int(member.split(":", 1)[0]), len(self.shards))
+            grouped.setdefault(index, []).append(member)
+        return grouped
+
+    def load_scripts(self) -> None:
+        for frontier in self._all():
+            frontier.load_scripts()
+
+    def _all(self) -> list[RedisFrontier]:
+        """Every frontier to talk to: the shards, and the home if it is none of them."""
+        return self.shards if self.single else [*self.shards, self.home]
+
+    # --- requests --------------------------------------------------------------------------
+
+    def sync(
+        self, pushes: Sequence[Push], acks: Sequence[tuple[str, str]], sorted_count: int,
+        random_count: int,
+    ) -> tuple[list[bool], list[Taken]]:
+        """Push, then ack, then take, as RedisFrontier.sync: over shards, every push before
+        any ack. The takes are split by what this node has queued in each shard."""
+        if self.single:
+            result = self.shards[0].sync(pushes, acks, sorted_count, random_count)
+            self.raised = self.shards[0].raised
+            return result
+        count = len(self.shards)
+        pushed: list[list[int]] = [[] for _ in range(count)]
+        for i, push in enumerate(pushes):
+            pushed[shard_of(push.bucket, count)].append(i)
+        acked: list[list[tuple[str, str]]] = [[] for _ in range(count)]
+        for ack in acks:
+            acked[shard_of(int(ack[0].split(":", 1)[0]), count)].append(ack)
+        queued = [shard.queued for shard in self.shards]
+        sorted_counts = split_take(sorted_count, queued)
+        random_counts = split_take(random_count, queued)
+        flags = [False] * len(pushes)
+        taken: list[Taken] = []
+        self.raised = 0
+        if pushes:
+            self._seed_home()
+        for index, shard in enumerate(self.shards):
+            # Acks ride with the takes only when nothing is pushed: else after every push.
+            shard_acks = () if pushes else acked[index]
+            takes = (sorted_counts[index], random_counts[index]) if sorted_count or random_count \
+                else (0, 0)
+            if not pushed[index] and not shard_acks and takes == (0, 0):
+                continue
+            shard_flags, shard_taken = shard.sync(
+                [pushes[i] for i in pushed[index]], shard_acks, *takes)
+            for i, flag in zip(pushed[index], shard_flags, strict=True):
+                flags[i] = flag
+            taken += shard_taken
+            self.raised += shard.raised
+        if pushes:
+            for index, shard in enumerate(self.shards):
+                if acked[index]:
+                    shard.sync((), acked[index], 0, 0)
+        return flags, taken
+
+    def _seed_home(self) -> None:
+        """The home's seed flag, which the end check asks for (a shard's own is the shard's)."""
+        if not self._home_seeded:
+            self.home.client.set(self.home.key("seeded"), 1)
+            self._home_seeded = True
+
+    def push(self, pushes: Sequence[Push]) -> list[bool]:
+        return self.sync(pushes, (), 0, 0)[0]
+
+    def take(self, sorted_count: int, random_count: int) -> list[Taken]:
+        return self.sync((), (), sorted_count, random_count)[1]
+
+    def ack(self, members: Iterable[str], keys: Iterable[str] | None = None) -> None:
+        members = list(members)
+        keys = [""] * len(members) if keys is None else list(keys)
+        self.sync((), list(zip(members, keys, strict=True)), 0, 0)
+
+    def link_key(self, fingerprint: bytes) -> str:
+        return self.shards[0].link_key(fingerprint)
+
+    def cash_of(self, urls: Sequence[tuple[int, bytes]]) -> list[float]:
+        """The cash of these urls now, each given as (its bucket, its fingerprint)."""
+        cash = [0.0] * len(urls)
+        grouped: dict[int, list[int]] = {}
+        for i, (bucket, _fingerprint) in enumerate(urls):
+            grouped.setdefault(shard_of(bucket, len(self.shards)), []).append(i)
+        for index, positions in grouped.items():
+            values = self.shards[index].cash_of([urls[i][1] for i in positions])
+            for i, value in zip(positions, values, strict=True):
+                cash[i] = value
+        return cash
+
+    def stored(self, member: str, send: bool = True) -> None:
+        self._of_member(member).stored(member, send)
+
+    @property
+    def marks_unsent(self) -> int:
+        return sum(shard.marks_unsent for shard in self.shards)
+
+    @property
+    def unreplicated(self) -> int:
+        return sum(shard.unreplicated for shard in self.shards)
+
+    def reachable(self) -> bool:
+        return all(frontier.reachable() for frontier in self._all())
+
+    def release(self, members: Iterable[str]) -> None:
+        for index, group in self._by_shard(members).items():
+            self.shards[index].release(group)
+
+    def leased(self) -> set[str]:
+        return set().union(*(shard.leased() for shard in self.shards))
+
+    def window(self, size: int) -> Window:
+        """Each shard's part of this node's queue kept near its share of `size`."""
+        if self.single:
+            return self.shards[0].window(size)
+        share = -(-size // len(self.shards)) if size else 0
+        windows = [shard.window(share) for shard in self.shards]
+        return Window(sum(w.packed for w in windows), sum(w.unpacked for w in windows),
+                      sum(w.chunks for w in windows),
+                      tuple(itertools.chain(*(w.damaged for w in windows))))
+
+    def pending(self) -> int:
+        return sum(shard.pending() for shard in self.shards)
+
+    # --- membership ------------------------------------------------------------------------
+
+    def heartbeat(self, lease_seconds: int) -> Membership:
+        """Say this node lives (in the home); in every shard, rebalance its buckets if the
+        live nodes changed and reap the dead; then the dead leave the home."""
+        if self.single:
+            return self.shards[0].heartbeat(lease_seconds)
+        added, live, dead = self.home.beat(lease_seconds)
+        tables = [shard.rebalance(live) for shard in self.shards]
+        reaped = sum(shard.reap(dead) for shard in self.shards)
+        self.home.forget(dead)
+        table = None
+        if any(t is not None for t in tables):
+            table = self.table()
+            self.home.client.set(self.home.key("table:nodes"), ",".join(live))
+        return Membership(added, table, reaped)
+
+    def table(self) -> list[str]:
+        table = [""] * self.buckets
+        for shard in self.shards:
+            for bucket, node in zip(shard.own_buckets, _own(shard), strict=True):
+                table[bucket] = node
+        return table
+
+    def leave(self) -> None:
+        """As RedisFrontier.leave, in every shard; the home last (see the module's doc)."""
+        for shard in self.shards:
+            if shard is not self.home:
+                shard.reap([self.node], heir="")
+        self.home.leave()
+
+    # --- start and end ---------------------------------------------------------------------
+
+    def starting(self, flag: bool) -> None:
+        self.home.starting(flag)
+
+    def take_feed(self, count: int) -> list[str]:
+        return self.home.take_feed(count)
+
+    def seeded(self) -> bool:
+        return self.home.seeded()
+
+    def table_size(self) -> int:
+        return self.home.table_size()
+
+    def finished(self) -> bool:
+        """Every shard empty at once, with the home's feed and start (see the module's doc)."""
+        if self.single:
+            return self.shards[0].finished()
+        looks = [self._look() for _ in range(2)]
+        return looks[0] is not None and looks[0] == looks[1]
+
+    def _look(self) -> tuple[list[str], list[int]] | None:
+        nodes = self.home.members()
+        marks = []
+        if self.home.finished_mark(nodes, home=True) == 0:
+            return None
+        for shard in self.shards:
+            mark = shard.finished_mark(nodes, home=False)
+            if mark == 0:
+                return None
+            marks.append(mark)
+        return nodes, marks
+
+
+def _own(shard: RedisFrontier) -> list[str]:
+    table = shard.table()
+    return [table[bucket] for bucket in shard.own_buckets]
