@@ -388,9 +388,10 @@ def test_a_cluster_master_killed_midway_is_replaced_and_nothing_is_lost_or_store
     web: Web, redis_cluster: RedisCluster, tmp_path: Path
 ) -> None:
     """SIGKILL to the master holding the job's home and one of its shards; its replica is
-    promoted and the nodes go on there. Each sync's writes were on the replica before its reply was used (WAIT), so the
-    promoted replica lacks at most a sync whose reply never came, which the node retries.
-    The leases outlast the failover (about 3 s here), so no node is taken for dead."""
+    promoted and the nodes go on there. Each sync's writes were on the replica before its
+    reply was used (WAIT), so the promoted replica lacks at most a sync whose reply never
+    came, which the node retries. The leases outlast the failover (about 3 s here), so no
+    node is taken for dead."""
     start = access_lines(web)
     procs = start_nodes(web, redis_cluster.url, tmp_path, DOWNLOAD_DELAY="0.1",
                         TIANWANG_LEASE_SECONDS="10", **ON_CLUSTER)

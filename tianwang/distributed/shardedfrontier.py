@@ -192,10 +192,10 @@ class ShardedFrontier:
         tables = [shard.rebalance(live) for shard in self.shards]
         reaped = sum(shard.reap(dead) for shard in self.shards)
         self.home.forget(dead)
-        table = None
-        if any(t is not None for t in tables):
-            table = self.table()
-            self.home.client.set(self.home.key("table:nodes"), ",".join(live))
+        # What table_size() reads (the quorum): set each beat, for the node that rebalanced
+        # the shards may have died before it set it.
+        self.home.client.set(self.home.key("table:nodes"), ",".join(live))
+        table = self.table() if any(t is not None for t in tables) else None
         return Membership(added, table, reaped)
 
     def table(self) -> list[str]:
