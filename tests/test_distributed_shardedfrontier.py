@@ -73,3 +73,22 @@ def test_a_change_between_two_looks_at_the_end_is_seen(redis_server, job) -> Non
     second = a._look()
     assert first is not None and second is not None and first != second
     assert a.finished()
+
+
+def test_a_shard_the_last_take_found_empty_is_looked_at_again(redis_server, job) -> None:
+    """A take splits by what each shard held at the last one: a shard empty then and filled
+    since (by another node's push) gets its share from the next takes on, while the
+    first shard still holds plenty."""
+    a, b = node(redis_server, job, "a", shards=3), node(redis_server, job, "b", shards=3)
+    a.heartbeat(30)
+    big = [f"http://big.example.com/{i}" for i in range(100)]
+    a.push([push_of(url, 5) for url in big])
+    a.take(10, 0)  # learns: all of a's queue in big's shard
+    small_host = next(f"small{i}.example.com" for i in range(100)
+                      if shard_of(bucket_of(f"small{i}.example.com", BUCKETS), 3)
+                      != shard_of(bucket_of("big.example.com", BUCKETS), 3))
+    small = [f"http://{small_host}/{i}" for i in range(10)]
+    b.push([push_of(url, 5) for url in small])  # into a's queue, in another shard
+    taken = [t.blob.decode() for _ in range(3) for t in a.take(10, 0)]
+    assert set(taken) & set(small)
+    assert len(set(taken) & set(big)) >= 20  # big's shard still gives most

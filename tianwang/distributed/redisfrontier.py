@@ -526,10 +526,11 @@ class RedisFrontier:
 
     def sync(
         self, pushes: Sequence[Push], acks: Sequence[tuple[str, str]], sorted_count: int,
-        random_count: int,
+        random_count: int, look: bool = False,
     ) -> tuple[list[bool], list[Taken]]:
         """Push, then ack, then take: one round trip. acks: (member, its url's link key, or ""
-        for a request no link brought cash).
+        for a request no link brought cash). look: take even none, to learn what this node
+        has queued here (`queued`).
 
         The scripts go by EVALSHA in one pipeline; after a Redis restart (no scripts loaded)
         they are loaded and the pipeline is sent again, none of it having run.
@@ -541,7 +542,8 @@ class RedisFrontier:
         if acks:
             calls.append((self._ack, [self.prefix, self.node, self.link_shards,
                                       *itertools.chain(*acks)]))
-        if sorted_count or random_count:
+        takes = bool(sorted_count or random_count or look)
+        if takes:
             calls.append((self._take, [self.prefix, self.node, sorted_count, random_count]))
         replies = self._pipelined(calls, self._unsent_marks)
         self._unsent_marks = []
@@ -549,7 +551,7 @@ class RedisFrontier:
         self.raised = codes.count(2)
         flags = [code == 1 for code in codes]
         taken = []
-        if sorted_count or random_count:
+        if takes:
             taken, self.queued = self._taken(replies[-1][:-1]), int(replies[-1][-1])
         return flags, taken
 

@@ -96,15 +96,16 @@ class ShardedFrontier:
         self.raised = 0
         if pushes:
             self._seed_home()
+        taking = bool(sorted_count or random_count)
         for index, shard in enumerate(self.shards):
             # Acks ride with the takes only when nothing is pushed: else after every push.
             shard_acks = () if pushes else acked[index]
-            takes = (sorted_counts[index], random_counts[index]) if sorted_count or random_count \
-                else (0, 0)
-            if not pushed[index] and not shard_acks and takes == (0, 0):
+            if not pushed[index] and not shard_acks and not taking:
                 continue
+            # A take looks at every shard, even one given none: what it holds steers the next.
             shard_flags, shard_taken = shard.sync(
-                [pushes[i] for i in pushed[index]], shard_acks, *takes)
+                [pushes[i] for i in pushed[index]], shard_acks, sorted_counts[index],
+                random_counts[index], look=taking)
             for i, flag in zip(pushed[index], shard_flags, strict=True):
                 flags[i] = flag
             taken += shard_taken
