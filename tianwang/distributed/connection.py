@@ -1,16 +1,16 @@
-"""Clients of the shared crawl's Redis: one redis-server, or the master of a Redis Cluster.
+"""Clients of the shared crawl's Redis: one redis-server, or the masters of a Redis Cluster.
 
-A job's keys share one hash tag (``tianwang:{<job>}:``), so on a Redis Cluster they all live
-in one slot, served by one master: the scripts, pipelines and WATCH of one redis-server run
-there unchanged. On a cluster the client is a plain client whose connections find that
-master when they connect (``CLUSTER SLOTS``, asked of any node known), and a reply saying
-the slot is served elsewhere (MOVED, READONLY, CLUSTERDOWN: a failover under way) drops the
-connection and retries, as a dropped connection is: after a failover the next connect finds
-the promoted replica. The cluster then gives the crawl a standby for its Redis (failover),
-not more Redis: one job is one master's load (docs/design.md section 10).
+A job's keys are split into shards, each under one hash tag (shards.py), so on a Redis
+Cluster each shard lives in one slot, served by one master: the scripts, pipelines and WATCH
+of one redis-server run there unchanged. On a cluster a node holds a plain client per shard
+(and one for the job's home) whose connections find that slot's master when they connect
+(``CLUSTER SLOTS``, asked of any node known), and a reply saying the slot is served
+elsewhere (MOVED, READONLY, CLUSTERDOWN: a failover under way) drops the connection and
+retries, as a dropped connection is: after a failover the next connect finds the promoted
+replica. The job's shard tags are chosen here, from the cluster's masters, by its first node
+(job_tags).
 
-Both clients ride out a restart or a failover for about 30 s before the crawl gives up.
-"""
+Both clients ride out a restart or a failover for about 30 s before the crawl gives up."""
 
 from __future__ import annotations
 

@@ -1,8 +1,12 @@
 """The shared frontier in Redis: per-node queues, leases, the bucket table, the end condition.
 
-Keys, all under ``tianwang:{<job>}:``:
+One RedisFrontier is one shard of a job (shards.py; shardedfrontier.py puts the shards
+together), its keys under the shard's prefix: ``tianwang:{<job>}:`` for a job of one shard,
+which is then also the job's home. The keys (``nodes``, ``alive:``, ``starting``, ``seeded``,
+``feed``, ``table:nodes``: the home's when the job has several shards; the others each
+shard's, for its own buckets):
 
-    seq            counter: request ids, in arrival order
+    seq            counter: request ids, in arrival order; ops: takes that took any
     req            hash member -> encoded request
     q:<node>       zset member -> score: the node's pending requests
     lease:<node>   hash member -> score: requests the node has taken and not finished
@@ -489,6 +493,16 @@ class RedisFrontier:
     def key(self, name: str) -> str:
         return self.prefix + name
 
+    def _call(self, script: Script, args: list[object]) -> int:
+        return int(script(keys=[self.slot_key], args=args))
+
+    @property
+    def slot_key(self) -> str:
+        """The key every script call names: its keys, built inside from ARGV (a bucket's
+        owner is read from the table), all share its hash tag, so naming one gives Redis
+        Cluster the slot, and a call meets MOVED rather than running where the slot is not."""
+        return self.key("seq")
+
     # --- requests --------------------------------------------------------------------------
 
     def push(self, pushes: Sequence[Push]) -> list[bool]:
@@ -565,7 +579,7 @@ class RedisFrontier:
                     if marks:
                         pipe.hset(self.key("stored"), mapping=dict.fromkeys(marks, 1))
                     for script, args in calls:
-                        pipe.evalsha(script.sha, 0, *args)
+                        pipe.evalsha(script.sha, 1, self.slot_key, *args)
                     waits = self.replicas > 0 and time.monotonic() >= self._wait_after
                     if waits:  # on the same connection: WAIT counts this client's writes
                         pipe.execute_command("WAIT", self.replicas, WAIT_MS)
@@ -678,7 +692,7 @@ class RedisFrontier:
         """Give leased requests back to their owners' queues, unfetched."""
         members = list(members)
         if members:
-            self._release(args=[self.prefix, self.node, *members])
+            self._call(self._release, [self.prefix, self.node, *members])
 
     def leased(self) -> set[str]:
         return {m.decode("ascii") for m in self.client.hkeys(self.key(f"lease:{self.node}"))}
@@ -726,7 +740,7 @@ class RedisFrontier:
         args: list[object] = [self.prefix, self.node, chunk]
         for name, score in zip(names, scores, strict=True):
             args += [name, repr(score)]
-        return int(self._pack(args=args))
+        return self._call(self._pack, args)
 
     def _unpack_best(self, damaged: list[str]) -> int:
         """Put the chunk of best score back into the queues (to each request's owner); one
@@ -748,7 +762,7 @@ class RedisFrontier:
         args: list[object] = [self.prefix, self.node, best[0]]
         for entry in zip(names, scores, blobs, strict=True):
             args += [entry[0], repr(entry[1]), entry[2]]
-        return int(self._unpack(args=args))
+        return self._call(self._unpack, args)
 
     def _set_aside(self, name: bytes, data: bytes) -> None:
         """A chunk that does not decode (damaged in Redis) goes to the hash ``badchunks``,
@@ -794,13 +808,13 @@ class RedisFrontier:
         by default); with an heir, also what a node that left put in the queue of no one.
         The requests moved."""
         heir = self.node if heir is None else heir
-        moved = sum(int(self._reap(args=[self.prefix, node, heir])) for node in dead)
+        moved = sum(self._call(self._reap, [self.prefix, node, heir]) for node in dead)
         if heir:
             with self.client.pipeline(transaction=False) as pipe:
                 pipe.zcard(self.key("q:"))
                 pipe.zcard(self.key("pack:"))
                 if any(pipe.execute()):  # left by a node that stopped: the heir takes them on
-                    moved += int(self._reap(args=[self.prefix, "", heir]))
+                    moved += self._call(self._reap, [self.prefix, "", heir])
         return moved
 
     def forget(self, dead: Iterable[str]) -> None:
@@ -889,7 +903,7 @@ class RedisFrontier:
     def finished_mark(self, nodes: Sequence[str] | None, home: bool) -> int:
         """0 while this shard holds anything pending of these nodes (None: of its own nodes
         set; home: its feed and start count too); else 1 + its changes so far."""
-        return int(self._finished(args=[self.prefix, int(home), *(nodes or ())]))
+        return self._call(self._finished, [self.prefix, int(home), *(nodes or ())])
 
     def table_size(self) -> int:
         """Nodes the bucket table was last made for."""

@@ -48,17 +48,14 @@ class ShardedFrontier:
     def single(self) -> bool:
         return len(self.shards) == 1
 
-    def _shard(self, bucket: int) -> RedisFrontier:
-        return self.shards[shard_of(bucket, len(self.shards))]
-
-    def _of_member(self, member: str) -> RedisFrontier:
-        return self._shard(int(member.split(":", 1)[0]))
+    def _index_of(self, member: str) -> int:
+        """The shard of a member ("<bucket>:<id>")."""
+        return shard_of(int(member.split(":", 1)[0]), len(self.shards))
 
     def _by_shard(self, members: Iterable[str]) -> dict[int, list[str]]:
         grouped: dict[int, list[str]] = {}
         for member in members:
-            index = shard_of(int(member.split(":", 1)[0]), len(self.shards))
-            grouped.setdefault(index, []).append(member)
+            grouped.setdefault(self._index_of(member), []).append(member)
         return grouped
 
     def load_scripts(self) -> None:
@@ -87,7 +84,7 @@ class ShardedFrontier:
             pushed[shard_of(push.bucket, count)].append(i)
         acked: list[list[tuple[str, str]]] = [[] for _ in range(count)]
         for ack in acks:
-            acked[shard_of(int(ack[0].split(":", 1)[0]), count)].append(ack)
+            acked[self._index_of(ack[0])].append(ack)
         queued = [shard.queued for shard in self.shards]
         sorted_counts = split_take(sorted_count, queued)
         random_counts = split_take(random_count, queued)
@@ -149,7 +146,7 @@ class ShardedFrontier:
         return cash
 
     def stored(self, member: str, send: bool = True) -> None:
-        self._of_member(member).stored(member, send)
+        self.shards[self._index_of(member)].stored(member, send)
 
     @property
     def marks_unsent(self) -> int:
@@ -179,9 +176,6 @@ class ShardedFrontier:
                       sum(w.chunks for w in windows),
                       tuple(itertools.chain(*(w.damaged for w in windows))))
 
-    def pending(self) -> int:
-        return sum(shard.pending() for shard in self.shards)
-
     # --- membership ------------------------------------------------------------------------
 
     def heartbeat(self, lease_seconds: int) -> Membership:
@@ -200,10 +194,12 @@ class ShardedFrontier:
         return Membership(added, table, reaped)
 
     def table(self) -> list[str]:
+        """The owner of every bucket, each from its shard's table."""
         table = [""] * self.buckets
         for shard in self.shards:
-            for bucket, node in zip(shard.own_buckets, _own(shard), strict=True):
-                table[bucket] = node
+            own = shard.table()
+            for bucket in shard.own_buckets:
+                table[bucket] = own[bucket]
         return table
 
     def leave(self) -> None:
@@ -231,8 +227,8 @@ class ShardedFrontier:
         """Every shard empty at once, with the home's feed and start (see the module's doc)."""
         if self.single:
             return self.shards[0].finished()
-        looks = [self._look() for _ in range(2)]
-        return looks[0] is not None and looks[0] == looks[1]
+        first = self._look()
+        return first is not None and self._look() == first
 
     def _look(self) -> tuple[list[str], list[int]] | None:
         nodes = self.home.members()
@@ -245,8 +241,3 @@ class ShardedFrontier:
                 return None
             marks.append(mark)
         return nodes, marks
-
-
-def _own(shard: RedisFrontier) -> list[str]:
-    table = shard.table()
-    return [table[bucket] for bucket in shard.own_buckets]
