@@ -78,3 +78,18 @@ def test_on_a_cluster_the_wrong_mode_or_a_lease_shorter_than_a_failover_is_refus
     with pytest.raises(SettingError, match="TIANWANG_LEASE_SECONDS.*about 4 s"):
         check_redis(settings(TIANWANG_REDIS_CLUSTER=True, TIANWANG_LEASE_SECONDS=2))
     check_redis(settings(TIANWANG_REDIS_CLUSTER=True, TIANWANG_LEASE_SECONDS=10))
+
+
+def test_more_shards_than_buckets_or_a_count_other_than_the_jobs_is_refused(
+    redis_server: RedisServer,
+) -> None:
+    def settings(**values: object) -> Settings:
+        return project_crawler(TIANWANG_REDIS_URL=redis_server.url, TIANWANG_REDIS_JOB="refuse",
+                               **values).settings
+
+    with pytest.raises(SettingError, match="TIANWANG_REDIS_SHARDS.*at most TIANWANG_BUCKETS"):
+        check_redis(settings(TIANWANG_REDIS_SHARDS=100, TIANWANG_BUCKETS=64))
+    check_redis(settings(TIANWANG_REDIS_SHARDS=4))  # the job's first node: 4 it is
+    check_redis(settings())  # 0: whatever the job has
+    with pytest.raises(SettingError, match="TIANWANG_REDIS_SHARDS.*4, the shards job refuse"):
+        check_redis(settings(TIANWANG_REDIS_SHARDS=2))

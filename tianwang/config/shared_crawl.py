@@ -35,7 +35,7 @@ class RedisConfig:
 
     @classmethod
     def from_settings(cls, settings: Any, spider_name: str = "") -> RedisConfig:
-        return cls(
+        config = cls(
             url=redis_url(settings),
             job=_name(settings, "TIANWANG_REDIS_JOB") or spider_name or "crawl",
             node=_name(settings, "TIANWANG_NODE_NAME") or f"{socket.gethostname()}-{os.getpid()}",
@@ -48,6 +48,10 @@ class RedisConfig:
             outage_seconds=get_int(settings, "TIANWANG_REDIS_OUTAGE_SECONDS", minimum=0),
             shards=get_int(settings, "TIANWANG_REDIS_SHARDS", minimum=0, maximum=1024),
         )
+        if config.shards > config.buckets:  # a shard is a group of buckets
+            raise SettingError("TIANWANG_REDIS_SHARDS", config.shards,
+                               f"at most TIANWANG_BUCKETS ({config.buckets}), or 0")
+        return config
 
 
 def is_shared(settings: Any) -> bool:

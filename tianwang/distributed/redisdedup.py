@@ -122,6 +122,8 @@ class MD5Claims:
 
     async def _claim_all(self, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
         """Each shard's claims in one pipeline, the shards' at once."""
+        if len(self.keys) == 1:
+            return await self._claim_in(0, claims)
         by_shard: dict[int, list[int]] = {}
         for i, (md5, _url) in enumerate(claims):
             by_shard.setdefault(md5_shard(md5, len(self.keys)), []).append(i)

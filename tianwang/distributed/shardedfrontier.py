@@ -135,6 +135,8 @@ class ShardedFrontier:
 
     def cash_of(self, urls: Sequence[tuple[int, bytes]]) -> list[float]:
         """The cash of these urls now, each given as (its bucket, its fingerprint)."""
+        if self.single:
+            return self.shards[0].cash_of([fingerprint for _bucket, fingerprint in urls])
         cash = [0.0] * len(urls)
         grouped: dict[int, list[int]] = {}
         for i, (bucket, _fingerprint) in enumerate(urls):
