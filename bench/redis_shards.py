@@ -7,7 +7,8 @@ Starts a Redis Cluster of 3 masters and 3 replicas on loopback ports (as the tes
 each shard count runs --clients processes, each a node of one job, which push --requests
 requests of --hosts hosts in batches of 64 (TIANWANG_REDIS_BATCH), and take and ack them as a
 crawl does: one sync a batch (push the new, ack the last batch's, take a batch), through the
-frontier's own scripts, waiting for the replica (WAIT) as a node on a cluster does.
+frontier the Redis scheduler opens (open_frontier, the stack's default settings), waiting
+for the replica (WAIT) as a node on a cluster does.
 
 Prints, per shard count: requests a second over all clients, syncs made,
 the Redis CPU seconds of each master (INFO cpu, user + sys, before and after), and the busiest
@@ -31,38 +32,30 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
+from scrapy.settings import Settings  # noqa: E402
 
 from tests.redis_cluster import RedisCluster  # noqa: E402
-from tianwang.distributed.bloom import BloomShape  # noqa: E402
-from tianwang.distributed.connection import connect, master_ranges  # noqa: E402
+from tianwang import default_settings  # noqa: E402
+from tianwang.config.frontier import FrontierConfig  # noqa: E402
+from tianwang.config.shared_crawl import RedisConfig  # noqa: E402
 from tianwang.distributed.mapping import bucket_of  # noqa: E402
-from tianwang.distributed.redisfrontier import Push, RedisFrontier, job_prefix  # noqa: E402
+from tianwang.distributed.redisfrontier import Push  # noqa: E402
+from tianwang.distributed.redisscheduler import open_frontier  # noqa: E402
 from tianwang.distributed.shardedfrontier import ShardedFrontier  # noqa: E402
-from tianwang.distributed.shards import (  # noqa: E402
-    agree_tags,
-    prefix_of,
-    tags_for,
-    wanted_ranges,
-)
 
-BATCH = 64
-BUCKETS = 1024
-EXPECTED = 10_000_000
+BATCH = 64  # TIANWANG_REDIS_BATCH
 
 
 def frontier_of(url: str, job: str, node: str, shards: int) -> ShardedFrontier:
-    """A node's frontier as the Redis scheduler opens it on a cluster."""
-    wanted = tags_for(job, wanted_ranges(shards, master_ranges(url)))
-    tags = agree_tags(connect(url, job_prefix(job)), job, wanted)
-    bloom = BloomShape.for_capacity(-(-EXPECTED // len(tags)), 1e-6)
-
-    def part(prefix: str, shard: tuple[int, int]) -> RedisFrontier:
-        return RedisFrontier(connect(url, prefix), job, node, BUCKETS, bloom, replicas=1,
-                             prefix=prefix, shard=shard)
-
-    parts = [part(prefix_of(tag), (i, len(tags))) for i, tag in enumerate(tags)]
-    home = parts[0] if len(tags) == 1 else part(job_prefix(job), (0, 1))
-    return ShardedFrontier(home, parts)
+    """A node's frontier as the Redis scheduler opens it on a cluster, the stack's defaults
+    otherwise (host turns and first requests, link relations, the Bloom filter's size)."""
+    settings = Settings()
+    settings.setmodule(default_settings)
+    settings.setdict({"TIANWANG_REDIS_URL": url, "TIANWANG_REDIS_JOB": job,
+                      "TIANWANG_NODE_NAME": node, "TIANWANG_REDIS_CLUSTER": True,
+                      "TIANWANG_REDIS_SHARDS": shards})
+    return open_frontier(RedisConfig.from_settings(settings),
+                         FrontierConfig.from_settings(settings))
 
 
 def client(url: str, job: str, index: int, requests: int, hosts: int, start: float,
@@ -82,7 +75,7 @@ def client(url: str, job: str, index: int, requests: int, hosts: int, start: flo
             host = f"www.h{(i * 7919 + index) % hosts}.example.com"
             url_ = f"http://{host}/c{index}/p{i}.html"
             fingerprint = hashlib.sha1(url_.encode()).digest()
-            pushes.append(Push(bucket_of(host, BUCKETS), 5, 0, url_.encode(), fingerprint,
+            pushes.append(Push(bucket_of(host, frontier.buckets), 5, 0, url_.encode(), fingerprint,
                                host, False, host))
         _flags, taken = frontier.sync(pushes, done, BATCH, 0)
         done = [(t.member, "") for t in taken]

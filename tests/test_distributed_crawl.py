@@ -12,6 +12,7 @@ import json
 import signal
 import subprocess
 import time
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from tests.conftest import crawl_command
 from tests.fetchlog import fetch_log_settings, read_fetch_log, served_beyond_sent
 from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
+from tests.spec_reader import SpecError, read_records
 from tests.test_frontier_scheduler import read_tree
 from tests.truth import host_of, load_truth, reach
 from tianwang.distributed.connection import connect
@@ -203,13 +205,29 @@ def assert_fetched_once(
 
 
 def assert_every_page_once(web: Web, workdir: Path, start: int,
-                           allowed: set[str] = frozenset()) -> None:
-    """The nodes together stored the local crawl's pages, none twice, and fetched each once
-    (`allowed` aside: assert_fetched_once)."""
+                           allowed: set[str] = frozenset(),
+                           may_repeat: set[str] = frozenset()) -> None:
+    """The nodes together stored the local crawl's pages, none twice (`may_repeat` aside, at
+    most twice), and fetched each once (`allowed` aside: assert_fetched_once)."""
     stored = stored_union(workdir)
     assert set(stored) == web.expected
-    assert max(stored.values()) == 1  # no page stored twice, on any node
+    twice = {url for url, n in stored.items() if n > 1}
+    assert twice <= may_repeat and max(stored.values()) <= 2, sorted(twice)[:10]
     assert_fetched_once(web, workdir, start, allowed)
+
+
+def last_record(data_dir: Path) -> set[str]:
+    """The url of the last whole record written under a data dir (the last of its newest
+    page file), as a set: empty if none."""
+    files = sorted(data_dir.glob("data_*/*/page.dat"), key=lambda p: p.stat().st_mtime_ns)
+    urls: list[str] = []
+    if files:
+        try:
+            for record in read_records(files[-1].read_bytes()):
+                urls.append(record["header"]["url"])
+        except (SpecError, ValueError, zlib.error):
+            pass  # the record the kill cut: the one before it was the last written whole
+    return set(urls[-1:])
 
 
 def shard_prefixes(url: str, extra: dict[str, str]) -> list[str]:
@@ -280,8 +298,8 @@ def crawl_and_check_three_nodes(web: Web, url: str, tmp_path: Path,
 
 def crawl_with_node0_killed_midway(web: Web, url: str, tmp_path: Path, **extra: str) -> None:
     """Three nodes, node0 SIGKILLed once a third of the pages are served; the other two end
-    well, and between them every page is stored once. Fetched twice: only what node0 had
-    sent when it died (its unfinished leases)."""
+    well, and between them every page is stored once (but the one node0 was storing at the
+    kill). Fetched twice: only what node0 had sent when it died (its unfinished leases)."""
     start = access_lines(web)
     procs = start_nodes(web, url, tmp_path, DOWNLOAD_DELAY="0.1", **extra)
     wait_for_a_third(web, start, procs[0], tmp_path)
@@ -290,7 +308,11 @@ def crawl_with_node0_killed_midway(web: Web, url: str, tmp_path: Path, **extra: 
     wait_all(procs[1:], tmp_path)
     for i in (1, 2):
         assert procs[i].returncode == 0, node_log(tmp_path, i)[-3000:]
-    assert_every_page_once(web, tmp_path, start, allowed=set(sent_by(tmp_path, 0)))
+    # One page may be stored again: the one whose record node0 had just written when the
+    # kill came, before its stored mark was sent (no order closes that window: the record
+    # and the mark live in two systems; a mark sent first would lose the page instead).
+    assert_every_page_once(web, tmp_path, start, allowed=set(sent_by(tmp_path, 0)),
+                           may_repeat=last_record(tmp_path / "data0"))
 
 
 def test_kill_9_of_one_node_midway_still_stores_every_page_once(

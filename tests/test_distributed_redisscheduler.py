@@ -123,19 +123,25 @@ def test_a_bad_distributed_setting_is_refused_by_name(
         settings_scheduler(project_crawler(**settings))
 
 
-def test_a_crawl_with_no_redis_there_stops_with_a_message_naming_the_setting(
-    tmp_path: Path,
-) -> None:
-    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+def refused_at_start(tmp_path: Path, url: str, **settings: str) -> str:
+    """The last line of a `scrapy crawl site` that a setting stops at start (no traceback)."""
     result = scrapy_crawl(
         "site",
         {"seeds": "http://www.example.com/"},
-        {"TIANWANG_REDIS_URL": url, "TIANWANG_DATA_DIR": str(tmp_path / "data")},
+        {"TIANWANG_REDIS_URL": url, "TIANWANG_DATA_DIR": str(tmp_path / "data"), **settings},
         cwd=tmp_path,
         timeout=120,
     )
     assert result.returncode != 0
-    last = result.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in result.stderr
+    return result.stderr.strip().splitlines()[-1]
+
+
+def test_a_crawl_with_no_redis_there_stops_with_a_message_naming_the_setting(
+    tmp_path: Path,
+) -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    last = refused_at_start(tmp_path, url)
     assert "TIANWANG_REDIS_URL" in last and "a Redis server" in last, last
 
 
@@ -146,33 +152,14 @@ def test_a_shard_count_other_than_the_jobs_stops_the_crawl_naming_it(
     for 2 would look for requests where there are none, so it stops at start."""
     client = redis.Redis.from_url(redis_server.url)
     client.set("tianwang:{split3}:shards", "split3:0.0,split3:1.0,split3:2.0")
-    result = scrapy_crawl(
-        "site",
-        {"seeds": "http://www.example.com/"},
-        {"TIANWANG_REDIS_URL": redis_server.url, "TIANWANG_REDIS_JOB": "split3",
-         "TIANWANG_REDIS_SHARDS": "2", "TIANWANG_DATA_DIR": str(tmp_path / "data")},
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert result.returncode != 0
-    last = result.stderr.strip().splitlines()[-1]
+    last = refused_at_start(tmp_path, redis_server.url, TIANWANG_REDIS_JOB="split3",
+                            TIANWANG_REDIS_SHARDS="2")
     assert "TIANWANG_REDIS_SHARDS" in last and "3, the shards job split3" in last, last
-    assert "Traceback" not in result.stderr
 
 
 def test_a_cluster_setting_that_does_not_match_the_server_stops_the_crawl_naming_it(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    result = scrapy_crawl(
-        "site",
-        {"seeds": "http://www.example.com/"},
-        {"TIANWANG_REDIS_URL": redis_server.url, "TIANWANG_REDIS_CLUSTER": "True",
-         "TIANWANG_DATA_DIR": str(tmp_path / "data")},
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert result.returncode != 0
-    last = result.stderr.strip().splitlines()[-1]
+    last = refused_at_start(tmp_path, redis_server.url, TIANWANG_REDIS_CLUSTER="True")
     assert "TIANWANG_REDIS_URL" in last and "a Redis Cluster node" in last, last
-    assert "Traceback" not in result.stderr
 
