@@ -908,7 +908,3 @@ class RedisFrontier:
     def table_size(self) -> int:
         """Nodes the bucket table was last made for."""
         return table_size(self.client, self.prefix)
-
-    def pending(self) -> int:
-        """Requests queued for this node in Redis."""
-        return int(self.client.zcard(self.key(f"q:{self.node}")))
