@@ -58,9 +58,9 @@ def frontier_of(url: str, job: str, node: str, shards: int) -> ShardedFrontier:
                          FrontierConfig.from_settings(settings))
 
 
-def client(url: str, job: str, index: int, requests: int, hosts: int, start: float,
-           out: multiprocessing.Queue) -> None:
-    frontier = frontier_of(url, job, f"node{index}", shards=int(job.rsplit("s", 1)[1]))
+def client(url: str, job: str, shards: int, index: int, requests: int, hosts: int,
+           start: float, out: multiprocessing.Queue) -> None:
+    frontier = frontier_of(url, job, f"node{index}", shards)
     frontier.load_scripts()
     frontier.heartbeat(600)
     while time.time() < start:  # every client's heartbeat in before any push
@@ -103,8 +103,8 @@ def run(cluster: RedisCluster, shards: int, args: argparse.Namespace) -> dict[st
     out: multiprocessing.Queue = multiprocessing.Queue()
     before = master_cpu(cluster)
     start = time.time() + 3
-    procs = [multiprocessing.Process(target=client, args=(cluster.url, job, i, args.requests,
-                                                          args.hosts, start, out))
+    procs = [multiprocessing.Process(target=client, args=(cluster.url, job, shards, i,
+                                                          args.requests, args.hosts, start, out))
              for i in range(args.clients)]
     wall = time.perf_counter()
     for proc in procs:

@@ -14,14 +14,16 @@ from dataclasses import replace
 import pytest
 import redis
 
+from tests.conftest import project_crawler
 from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
+from tianwang.config.frontier import FrontierConfig
+from tianwang.config.shared_crawl import RedisConfig
 from tianwang.distributed.bloom import BloomShape
 from tianwang.distributed.connection import connect
 from tianwang.distributed.mapping import bucket_of
 from tianwang.distributed.redisfrontier import PROBE_TIMEOUT, Push, RedisFrontier, job_prefix
-from tianwang.distributed.shardedfrontier import ShardedFrontier
-from tianwang.distributed.shards import agree_tags, prefix_of
+from tianwang.distributed.redisscheduler import open_frontier
 from tianwang.frontier.queue import FrontierQueue
 
 BUCKETS = 64
@@ -46,14 +48,16 @@ def job() -> str:
 def node(server: RedisServer, job: str, name: str, expected: int = 10_000, shards: int = 1):
     """A node's frontier of the job; with shards > 1, over that many shards (the first
     node's choice of tags, as the crawl makes it), behind the same interface."""
+    if shards > 1:  # as the Redis scheduler opens it, the host turns and link cash off
+        settings = project_crawler(
+            TIANWANG_REDIS_URL=server.url, TIANWANG_REDIS_JOB=job, TIANWANG_NODE_NAME=name,
+            TIANWANG_BUCKETS=BUCKETS, TIANWANG_REDIS_SHARDS=shards,
+            TIANWANG_EXPECTED_URLS=expected, TIANWANG_HOST_TURNS=0, TIANWANG_HOST_FIRST=0,
+            TIANWANG_SEED_HOST_FIRST=0, TIANWANG_LINK_WEIGHT=0).settings
+        return open_frontier(RedisConfig.from_settings(settings),
+                             FrontierConfig.from_settings(settings))
     client = redis.Redis.from_url(server.url)
-    shape = BloomShape.for_capacity(expected, 1e-6)
-    if shards == 1:
-        return RedisFrontier(client, job, name, BUCKETS, shape)
-    tags = agree_tags(client, job, [f"{job}:{i}" for i in range(shards)])
-    parts = [RedisFrontier(client, job, name, BUCKETS, shape, prefix=prefix_of(tag),
-                           shard=(i, len(tags))) for i, tag in enumerate(tags)]
-    return ShardedFrontier(RedisFrontier(client, job, name, BUCKETS, shape), parts)
+    return RedisFrontier(client, job, name, BUCKETS, BloomShape.for_capacity(expected, 1e-6))
 
 
 def drain(frontier: RedisFrontier) -> list[str]:

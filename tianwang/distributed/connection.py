@@ -28,9 +28,9 @@ from scrapy_redis.connection import get_redis
 from tianwang.config import SettingError
 from tianwang.config.shared_crawl import RedisConfig
 from tianwang.distributed.shards import (
-    SHARDS_KEY,
     agree_tags,
     prefix_of,
+    stored_tags,
     tags_for,
     wanted_ranges,
 )
@@ -77,8 +77,7 @@ def shard_clients(url: str, job: str) -> list[tuple[str, redis.Redis]]:
     """(prefix, client) of each shard of a job, as its home lists them (shards.py), for the
     command-line tools; the home alone for a job with one shard or none yet."""
     home = job_client(url, prefix_of(job))
-    stored = home.get(prefix_of(job) + SHARDS_KEY)
-    tags = stored.decode().split(",") if stored else [job]
+    tags = stored_tags(home, job) or [job]
     clients = [(prefix_of(tag), home if tag == job else job_client(url, prefix_of(tag)))
                for tag in tags]
     if tags != [job]:

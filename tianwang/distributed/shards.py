@@ -87,14 +87,19 @@ def wanted_ranges(
     return even_ranges(configured or 1)
 
 
+def stored_tags(home: Any, job: str) -> list[str] | None:
+    """The job's shard tags as its home (a redis client) lists them; None if it lists none."""
+    stored = home.get(prefix_of(job) + SHARDS_KEY)
+    return stored.decode().split(",") if stored is not None else None
+
+
 def agree_tags(home: Any, job: str, wanted: list[str]) -> list[str]:
     """The job's shard tags: those its first node wrote in its home (a redis client), else
     `wanted`, written there now. A job begun before shards has one, its home."""
-    key = prefix_of(job) + SHARDS_KEY
-    stored = home.get(key)
-    if stored is None:
+    tags = stored_tags(home, job)
+    if tags is None:
         if home.exists(prefix_of(job) + "seq"):  # a job begun before shards
             wanted = [job]
-        home.set(key, ",".join(wanted), nx=True)
-        stored = home.get(key)
-    return stored.decode().split(",")
+        home.set(prefix_of(job) + SHARDS_KEY, ",".join(wanted), nx=True)
+        tags = stored_tags(home, job)
+    return tags
