@@ -62,20 +62,23 @@ SCRAPY_SCHEDULER = {
 FRONTIER = {"SCHEDULER": "tianwang.frontier.scheduler.FrontierScheduler"}
 # The weights alone decide: no host's first requests ahead of them.
 NO_FIRSTS = {"TIANWANG_HOST_FIRST": "0", "TIANWANG_SEED_HOST_FIRST": "0"}
-DEPTH_ONLY = {**FRONTIER, **NO_FIRSTS, "TIANWANG_LINK_WEIGHT": "0"}
+# Seed 000's alternation: sorted and random picks only.
+NO_HOST_PICKS = {"TIANWANG_HOST_PICKS": "0", "TIANWANG_RANDOM_PICKS": "1"}
+SORTED_RANDOM_31_1 = {**NO_HOST_PICKS, "TIANWANG_SORTED_PICKS": "31"}
+DEPTH_ONLY = {**FRONTIER, **NO_FIRSTS, **NO_HOST_PICKS, "TIANWANG_LINK_WEIGHT": "0"}
 # Each ordering is only settings on top of COMMON; the project's own are the defaults.
 ORDERINGS: dict[str, dict[str, str]] = {
     # The project's defaults as they ship: a host's first requests in turn, then depth and
-    # link relations, N:M sorted/random.
+    # link relations, N sorted picks and H host picks.
     "tianwang default": {**FRONTIER},
-    # The same weights without the hosts' first requests (the default before issue 20's end).
-    "weights only": {**FRONTIER, **NO_FIRSTS},
+    # The same weights with 31 sorted picks and 1 random, no host picks (the default before).
+    "31:1 random picks": {**FRONTIER, **SORTED_RANDOM_31_1},
     # Seed 000's depth-only weight at its 1:1 and the earlier 3:1 (issues 3 to 19).
     "depth only 1:1": {**DEPTH_ONLY, "TIANWANG_SORTED_PICKS": "1", "TIANWANG_RANDOM_PICKS": "1"},
     "depth only 3:1": {**DEPTH_ONLY, "TIANWANG_SORTED_PICKS": "3", "TIANWANG_RANDOM_PICKS": "1"},
     # OPIC alone (Abiteboul et al. 2003): cash decides (16 weight per doubling: a directory
     # level only breaks ties), no bonus across hosts, no random picks to speak of.
-    "OPIC": {**FRONTIER, **NO_FIRSTS, "TIANWANG_LINK_WEIGHT": "16",
+    "OPIC": {**FRONTIER, **NO_FIRSTS, **NO_HOST_PICKS, "TIANWANG_LINK_WEIGHT": "16",
              "TIANWANG_LINK_OTHER_HOST": "1",
              "TIANWANG_LINK_RELATIVE": "0",
              "TIANWANG_SORTED_PICKS": "1000000", "TIANWANG_RANDOM_PICKS": "1"},

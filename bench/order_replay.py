@@ -38,14 +38,14 @@ NEVER = 10**9  # sorted picks per random pick that never come round: no random p
 def replay_frontier(graph: Graph, sorted_picks: int, random_picks: int, per_doubling: float,
                     other_host: float, depth: bool, seed: int, per_host: int,
                     turns: int = settings.TIANWANG_HOST_TURNS,
-                    first: int = 0, seed_first: int = 0,
+                    first: int = 0, seed_first: int = 0, host_picks: int = 0,
                     oracle: Graph | None = None) -> list[str]:
     """The urls in fetch order, up to the last mark. first, seed_first: a host's first
     requests (the default's TIANWANG_HOST_FIRST, TIANWANG_SEED_HOST_FIRST). oracle: weigh a
     url by its true PageRank in that graph instead (a bound no crawler reaches: it knows the
     importance of every url it has found)."""
     queue = FrontierQueue(sorted_picks, random_picks, seed=seed, turns=turns, first=first,
-                          seed_first=seed_first)
+                          seed_first=seed_first, host_picks=host_picks)
     cash = LinkCash(per_doubling, other_host)
     slots: dict[str, int] = {}
     item_of: dict[int, int] = {}
@@ -144,8 +144,8 @@ def main() -> None:
     parser.add_argument("--sample", type=float, default=1.0,
                         help="with --graph: keep this random share of its pages (the seed always)")
     parser.add_argument("--variants", default="",
-                        help="extra frontier variants: "
-                             "N:M:per_doubling:other_host[:nodepth][:first],...")
+                        help="extra frontier variants: N:M:per_doubling:other_host"
+                             "[:nodepth][:first][:hH],... (hH: H host picks)")
     parser.add_argument("--oracle", action="store_true",
                         help="one more row: sorted picks by the true PageRank of the urls found")
     args = parser.parse_args()
@@ -162,7 +162,8 @@ def main() -> None:
     print("cells: PageRank mass / top 1% / homepages at " + ", ".join(f"{m:.0%}" for m in MARKS))
     rows = {"breadth first": [replay_bfs(graph, args.per_host)]}
     default = (f"{settings.TIANWANG_SORTED_PICKS}:{settings.TIANWANG_RANDOM_PICKS}:"
-               f"{settings.TIANWANG_LINK_WEIGHT}:{settings.TIANWANG_LINK_OTHER_HOST}:first")
+               f"{settings.TIANWANG_LINK_WEIGHT}:{settings.TIANWANG_LINK_OTHER_HOST}:first:"
+               f"h{settings.TIANWANG_HOST_PICKS}")
     variants = [default, "1:1:0:1", "3:1:0:1"]
     variants += [v for v in args.variants.split(",") if v]
     for variant in variants:
@@ -170,9 +171,11 @@ def main() -> None:
         rounds = 1 if int(n) >= NEVER else args.rounds
         firsts = ({"first": settings.TIANWANG_HOST_FIRST,
                    "seed_first": settings.TIANWANG_SEED_HOST_FIRST} if "first" in flags else {})
+        host_picks = sum(int(flag[1:]) for flag in flags if flag[:1] == "h" and flag[1:].isdigit())
         rows[variant] = [
             replay_frontier(graph, int(n), int(m), float(per_doubling), float(other),
-                            "nodepth" not in flags, seed, args.per_host, **firsts)
+                            "nodepth" not in flags, seed, args.per_host, host_picks=host_picks,
+                            **firsts)
             for seed in range(rounds)
         ]
     if args.oracle:

@@ -63,10 +63,105 @@ def test_picks_alternate_n_sorted_then_m_random(sorted_picks: int, random_picks:
     assert "".join(kinds) == (cycle * 100)[:100]
 
 
-@pytest.mark.parametrize(("sorted_picks", "random_picks"), [(0, 1), (1, 0), (-1, 1)])
-def test_pick_counts_below_one_are_refused(sorted_picks: int, random_picks: int) -> None:
-    with pytest.raises(ValueError, match="both be >= 1"):
-        FrontierQueue(sorted_picks, random_picks)
+@pytest.mark.parametrize(("sorted_picks", "random_picks", "host_picks"),
+                         [(0, 1, 0), (1, 0, 0), (-1, 1, 0), (1, -1, 1), (1, 1, -1)])
+def test_pick_counts_that_make_no_cycle_are_refused(sorted_picks: int, random_picks: int,
+                                                    host_picks: int) -> None:
+    with pytest.raises(ValueError, match="picks"):
+        FrontierQueue(sorted_picks, random_picks, host_picks=host_picks)
+
+
+def reference_picks(pushes: list[tuple[int, int, int]], sorted_picks: int, host_picks: int,
+                    full_at: dict[int, set[int]]) -> list[int]:
+    """The pick order as design.md section 3 states it, by brute force over the pending
+    items: a sorted pick is the highest (weight, priority) of a free slot, the oldest among
+    equals; a host pick goes to the slots in turn (in the order they were first pushed to,
+    a slot leaving the turns when its turn finds nothing pending), skipping full ones, and
+    takes that slot's highest (weight, priority), the oldest among equals. full_at[k]: the
+    slots full at the k-th pick."""
+    pending = dict(enumerate(pushes))  # id -> (weight, priority, slot)
+    rotation = list(dict.fromkeys(slot for _, _, slot in pushes))
+    order: list[int] = []
+    cycle = 0
+
+    def best(items: list[int]) -> int:
+        return max(items, key=lambda i: (pending[i][0], pending[i][1], -i))
+
+    while pending:
+        full = full_at.get(len(order), set())
+        free = [i for i in pending if pending[i][2] not in full]
+        if not free:
+            break
+        item = None
+        if cycle >= sorted_picks:  # a host pick
+            for _ in range(len(rotation)):
+                slot = rotation.pop(0)
+                mine = [i for i in pending if pending[i][2] == slot]
+                if not mine:
+                    continue  # out of the turns
+                rotation.append(slot)
+                if slot not in full:
+                    item = best(mine)
+                    break
+        if item is None:
+            item = best(free)
+        del pending[item]
+        order.append(item)
+        cycle = (cycle + 1) % (sorted_picks + host_picks)
+    return order
+
+
+@pytest.mark.parametrize(("sorted_picks", "host_picks", "seed"),
+                         [(3, 1, 1), (1, 1, 2), (1, 3, 3), (2, 2, 4)])
+def test_host_picks_give_the_slots_in_turn_their_best_request(sorted_picks: int,
+                                                             host_picks: int,
+                                                             seed: int) -> None:
+    rng = random.Random(seed)
+    pushes = [(rng.randrange(6), rng.randrange(3), rng.choice([0, 0, 0, 1, 1, 2, 3, 4]))
+              for _ in range(300)]
+    # A full slot at some picks, early on (late, its items could be all that is left).
+    full_at = {k: {rng.randrange(5)} for k in range(200) if rng.random() < 0.3}
+    queue = FrontierQueue(sorted_picks, 0, host_picks=host_picks)
+    for item, (weight, priority, slot) in enumerate(pushes):
+        queue.push(item, (weight, priority), slot)
+    order: list[int] = []
+    while len(queue):
+        full = full_at.get(len(order), set())
+        item = queue.pop(lambda slot, full=full: slot in full)
+        assert item is not None
+        order.append(item)
+    assert order == reference_picks(pushes, sorted_picks, host_picks, full_at)
+    assert queue.picks["host"] > 50
+
+
+def test_a_host_pick_finds_a_raised_request_at_its_new_weight() -> None:
+    queue = FrontierQueue(1, 0, host_picks=1)
+    for item in range(4):
+        queue.push(item, (5, 0), 0)  # one slot: its best is the oldest, id 0
+    queue.push(4, (9, 0), 1)
+    assert queue.raise_weight(3, (7, 0))
+    assert queue.pop() == 4  # sorted: the highest weight
+    assert queue.pop() == 3  # host pick, slot 0 (slot 1 left the turns): its raised id
+    assert queue.picks == {"sorted": 1, "host": 1, "random": 0}
+    assert [queue.pop() for _ in range(3)] == [0, 1, 2]
+
+
+def test_a_slot_pushed_to_again_rejoins_the_turns() -> None:
+    queue = FrontierQueue(1, 0, host_picks=1)
+    queue.push(0, (5, 0), 0)
+    queue.push(1, (1, 0), 1)
+    assert [queue.pop(), queue.pop()] == [0, 1]  # sorted, then host: slot 0 has none left
+    queue.push(2, (9, 0), 0)
+    queue.push(3, (0, 0), 1)
+    queue.push(4, (8, 0), 1)
+    # Sorted takes 2; the host pick's turn is slot 0's (empty: out), then slot 1's best, 4.
+    assert [queue.pop(), queue.pop(), queue.pop()] == [2, 4, 3]
+
+
+def test_ids_above_31_bits_are_refused() -> None:
+    queue = FrontierQueue(1, 1)
+    with pytest.raises(ValueError, match="above"):
+        queue.push(2**31, (0, 0), 0)
 
 
 def test_a_full_slot_is_skipped_and_its_requests_keep_their_place() -> None:

@@ -68,8 +68,9 @@ def drain(frontier: FrontierScheduler) -> list[str]:
     ("name", "value"),
     [
         ("TIANWANG_SORTED_PICKS", 0),
-        ("TIANWANG_RANDOM_PICKS", 0),
         ("TIANWANG_RANDOM_PICKS", "two"),
+        ("TIANWANG_RANDOM_PICKS", -1),
+        ("TIANWANG_HOST_PICKS", -1),
         ("TIANWANG_EXPECTED_URLS", 0),
         ("TIANWANG_BLOOM_ERROR_RATE", 1.5),
         ("TIANWANG_BLOOM_ERROR_RATE", "often"),
@@ -243,7 +244,8 @@ def test_duplicates_are_dropped_unless_dont_filter() -> None:
 
 
 def test_close_records_picks_and_pending_by_weight() -> None:
-    frontier, _ = scheduler(TIANWANG_SORTED_PICKS=1, TIANWANG_RANDOM_PICKS=1)
+    frontier, _ = scheduler(TIANWANG_SORTED_PICKS=1, TIANWANG_HOST_PICKS=0,
+                            TIANWANG_RANDOM_PICKS=1)
     for i in range(10):
         frontier.enqueue_request(Request(f"http://h{i}.example.com/"))  # weight 10
     for i in range(5):
@@ -373,7 +375,8 @@ def test_a_resumable_3_to_1_crawl_stores_exactly_the_reachable_pages(
     assert len(expected) > 300
     assert set(stored) == expected
     assert max(stored.values()) == 1
-    picks = sum(stats[f"tianwang/frontier/{kind}_picks"] for kind in ("first", "sorted", "random"))
+    picks = sum(stats[f"tianwang/frontier/{kind}_picks"]
+                for kind in ("first", "sorted", "host", "random"))
     assert picks == stats["scheduler/dequeued"] == stats["scheduler/enqueued"]
     assert stats["tianwang/frontier/sorted_picks"] >= 3 * stats["tianwang/frontier/random_picks"]
 

@@ -190,9 +190,13 @@ TIANWANG_KEYWORDS: list[str] = []
 TIANWANG_KEYWORD_BOOST = 2
 
 # Frontier picks (seed 000): this many sorted picks (highest weight first), then ...
-TIANWANG_SORTED_PICKS = 31
-# ... this many random picks (any pending request, uniformly), repeating; both >= 1.
-TIANWANG_RANDOM_PICKS = 1
+TIANWANG_SORTED_PICKS = 3
+# ... this many host picks (hosts take turns, each giving its best pending request: every
+# host found gets a share of the fetches, as under breadth first), then ...
+TIANWANG_HOST_PICKS = 1
+# ... this many random picks (any pending request, uniformly), repeating. Sorted picks >= 1;
+# host and random picks >= 0, not both 0. Seed 000's alternation: 1 sorted, 0 host, 1 random.
+TIANWANG_RANDOM_PICKS = 0
 # Among urls of equal weight, hosts take turns for their first this many urls (each host's
 # k-th before any host's k+1-th), then first come first served; 0 = first come first served
 # throughout, so the host whose links came first has its connection spent on all of them.

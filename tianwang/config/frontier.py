@@ -20,6 +20,7 @@ MAX_HOST_FIRST = 16
 class FrontierConfig:
     sorted_picks: int
     random_picks: int
+    host_picks: int  # the slots' best requests in turn (queue.py), after the sorted picks
     seed: int | None
     expected_urls: int
     error_rate: float
@@ -49,9 +50,12 @@ class FrontierConfig:
                 settings.get("CONCURRENT_REQUESTS_PER_IP"),
                 "0 (the frontier's host awareness works per domain slot)",
             )
+        host_picks = get_int(settings, "TIANWANG_HOST_PICKS", minimum=0)
         return cls(
             sorted_picks=get_int(settings, "TIANWANG_SORTED_PICKS", minimum=1),
-            random_picks=get_int(settings, "TIANWANG_RANDOM_PICKS", minimum=1),
+            random_picks=get_int(settings, "TIANWANG_RANDOM_PICKS",
+                                 minimum=0 if host_picks else 1),
+            host_picks=host_picks,
             seed=_optional_int(settings, "TIANWANG_FRONTIER_SEED"),
             expected_urls=get_int(settings, "TIANWANG_EXPECTED_URLS", minimum=1),
             error_rate=_error_rate(settings, "TIANWANG_BLOOM_ERROR_RATE"),

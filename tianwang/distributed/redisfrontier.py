@@ -198,10 +198,14 @@ while i <= #ARGV do
     redis.call('HSET', p .. 'req', member, blob)
     if share > 0 then redis.call('HSET', links, fp, cash(share) .. ' ' .. member) end
     out[#out + 1] = 1
-  elseif share > 0 then
-    out[#out + 1] = credit(links, fp, share)
   else
-    out[#out + 1] = 0
+    -- A seed seen before (a link found its url first) still names its host a seed's.
+    if seed == '1' and seed_first > 0 then redis.call('HSET', p .. 'seedhost', host, 1) end
+    if share > 0 then
+      out[#out + 1] = credit(links, fp, share)
+    else
+      out[#out + 1] = 0
+    end
   end
 end
 if #out > 0 then redis.call('SET', p .. 'seeded', 1) end

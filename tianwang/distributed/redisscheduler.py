@@ -284,8 +284,12 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             return 0, 0
         if not fresh and time.monotonic() - self._last_empty_take < POLL_INTERVAL:
             return 0, 0
-        share = self.config.sorted_picks / (self.config.sorted_picks + self.config.random_picks)
-        sorted_count = max(1, round(self.batch * share))
+        # Host picks are made in the local queue, over the hosts of what this node holds: the
+        # take leases their share by score, as the sorted picks'.
+        config = self.config
+        random_share = config.random_picks / (
+            config.sorted_picks + config.host_picks + config.random_picks)
+        sorted_count = max(1, round(self.batch * (1 - random_share)))
         return sorted_count, self.batch - sorted_count
 
     def _add_local(self, taken: Taken) -> None:

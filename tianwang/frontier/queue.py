@@ -1,4 +1,5 @@
-"""The ordering policy of the frontier (seed 000): N sorted picks, then M random picks.
+"""The ordering policy of the frontier (seed 000): N sorted picks, then H host picks and M
+random picks.
 
 Items are request ids (ints, increasing in arrival order), each with a sort key
 (weight, priority) and a download slot number. Only ints are kept, in arrays, so ten
@@ -29,6 +30,15 @@ Raising (link relations, linkscore.py): a pending id's weight may rise; the id i
 to its new level and its old copy skipped when met (the weight kept per id says which copy is
 live), as a taken id is skipped.
 
+Host picks (``host_picks`` > 0): a third kind of pick, after the N sorted ones: the slots
+with pending items take turns (a round robin, as Heritrix's and BUbiNG's per-host queues and
+Scrapy's DownloaderAwarePriorityQueue rotate), and the slot whose turn it is gives its best
+item (highest key, then oldest). Breadth first's strength on real link graphs is that every
+host found gets a fair share of fetches, so a large site's site-wide pages (linked from every
+page of it) come up early; the sorted picks alone spend the fetches on the best-weighted
+hosts. Per slot a FIFO per key (``_SlotLevels``), 4 bytes an item; raised items are
+appended at their new key, stale copies skipped as elsewhere.
+
 Host awareness: a pick asks ``full(slot)`` and skips items whose slot is full. A sorted
 pick moves such an item from the key's FIFO to a per-slot FIFO of that key ("parked"), so
 it keeps its place: the candidates are the main head and the oldest parked item of a slot
@@ -41,7 +51,7 @@ import heapq
 import random
 from array import array
 from bisect import insort
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 
 from tianwang.config.frontier import MAX_HOST_FIRST as MAX_FIRST
@@ -49,6 +59,9 @@ from tianwang.config.frontier import MAX_HOST_FIRST as MAX_FIRST
 # Tries of a random pick before it gives up on a crawl whose pending items are almost all
 # on full slots; a pick that gives up becomes a sorted pick, which scans exactly.
 RANDOM_TRIES = 32
+
+# Ids are below 2**31 (4 bytes in a FIFO): the id-indexed arrays would need 16 GB before.
+MAX_ID = 2**31 - 1
 
 Key = tuple[int, int]  # (weight, priority): the order the scheduler asks for
 # (weight, priority, -turn), or for a host's first items (FIRST_LEVEL - turn, weight,
@@ -68,7 +81,7 @@ class _Fifo:
     __slots__ = ("items", "head")
 
     def __init__(self) -> None:
-        self.items = array("q")
+        self.items = array("i")
         self.head = 0
 
     def __len__(self) -> int:
@@ -168,13 +181,49 @@ class _Level:
             yield from fifo
 
 
+class _SlotLevels:
+    """One slot's items for host picks: a FIFO per key, the keys kept sorted."""
+
+    __slots__ = ("fifos", "keys")
+
+    def __init__(self) -> None:
+        self.fifos: dict[Key, _Fifo] = {}
+        self.keys: list[Key] = []  # ascending
+
+    def add(self, key: Key, item: int) -> None:
+        fifo = self.fifos.get(key)
+        if fifo is None:
+            fifo = self.fifos[key] = _Fifo()
+            insort(self.keys, key)
+        fifo.items.append(item)
+
+    def best(self, pos: array, weight_of: array) -> int:
+        """The oldest pending item of the highest key, or -1 when none is left; taken and
+        raised copies met on the way are dropped."""
+        fifos, keys = self.fifos, self.keys
+        while keys:
+            key = keys[-1]
+            fifo = fifos[key]
+            while len(fifo):
+                item = fifo.peek()
+                if pos[item] >= 0 and weight_of[item] == key[0]:
+                    return item
+                fifo.popleft()
+            del fifos[key]
+            keys.pop()
+        return -1
+
+
 class FrontierQueue:
-    """Pending request ids in seed 000's order: N sorted picks, then M random, repeating."""
+    """Pending request ids in seed 000's order: N sorted picks, then H host picks and M
+    random ones, repeating."""
 
     def __init__(self, sorted_picks: int = 1, random_picks: int = 1, seed: int | None = None,
-                 turns: int = 0, first: int = 0, seed_first: int = 0):
-        if sorted_picks < 1 or random_picks < 1:
-            raise ValueError("sorted_picks and random_picks must both be >= 1")
+                 turns: int = 0, first: int = 0, seed_first: int = 0, host_picks: int = 0):
+        if sorted_picks < 1 or random_picks < 0 or host_picks < 0:
+            raise ValueError("sorted_picks must be >= 1, host_picks and random_picks >= 0")
+        if random_picks + host_picks < 1:
+            raise ValueError("host_picks and random_picks must not both be 0")
         if turns < 0:
             raise ValueError("turns must be >= 0")
         if not 0 <= first <= MAX_FIRST or not 0 <= seed_first <= MAX_FIRST:
@@ -187,10 +236,13 @@ class FrontierQueue:
         self._firsts = 0  # first items pending
         self._pushed: Counter[tuple[int, Key]] = Counter()  # (slot, key) -> items pushed
         self.sorted_picks = sorted_picks
+        self.host_picks = host_picks
         self.random_picks = random_picks
         self.rng = random.Random(seed)
         self.picks = Counter({"sorted": 0, "random": 0})
-        self._cycle = 0  # position in the N + M cycle
+        self._cycle = 0  # position in the N + H + M cycle
+        self._slot_levels: dict[int, _SlotLevels] = {}  # for host picks: slot -> its items
+        self._rotation: deque[int] = deque()  # the slots in _slot_levels, whose turn first
         self._levels: dict[_LevelKey, _Level] = {}
         self._keys: list[_LevelKey] = []  # ascending
         self._pos = array("q")  # id -> index in _dense, -1 when not pending
@@ -212,7 +264,7 @@ class FrontierQueue:
         host's slots are per level when the crawl goes level by level)."""
         host = slot if host is None else host
         if seed:
-            self._seed_hosts.add(host)
+            self.seed_host(host)
         given = self._first_given[host]
         if given < (self.seed_first if host in self._seed_hosts else self.first):
             self._first_given[host] = given + 1
@@ -220,6 +272,11 @@ class FrontierQueue:
             return
         key = self._add(item, key, slot)
         self._level(key, slot).main.items.append(item)
+
+    def seed_host(self, host: int) -> None:
+        """The host is a seed's: seed_first first items (its seed may have been found by a
+        link before it was pushed, and then is not pushed itself)."""
+        self._seed_hosts.add(host)
 
     def push_first(self, item: int, key: Key, slot: int, turn: int) -> None:
         """Add a pending id as its host's turn-th first item (0-based, below MAX_FIRST)."""
@@ -232,8 +289,8 @@ class FrontierQueue:
     def _add(self, item: int, key: Key, slot: int) -> Key:
         """Record a pending id (not yet in a level); its key as the queue keeps it."""
         gap = item - len(self._pos)
-        if gap < 0:
-            raise ValueError(f"id {item} pushed after a larger one")
+        if gap < 0 or item > MAX_ID:
+            raise ValueError(f"id {item} pushed after a larger one, or above {MAX_ID}")
         if gap:
             self._pos.extend(array("q", [-1]) * gap)
             self._slot_of.extend(array("i", [0]) * gap)
@@ -246,7 +303,16 @@ class FrontierQueue:
         self._is_first.append(0)
         self._dense.append(item)
         self._by_weight[key[0]] += 1
+        if self.host_picks:
+            self._add_to_slot(slot, key, item)
         return key
+
+    def _add_to_slot(self, slot: int, key: Key, item: int) -> None:
+        levels = self._slot_levels.get(slot)
+        if levels is None:
+            levels = self._slot_levels[slot] = _SlotLevels()
+            self._rotation.append(slot)
+        levels.add(key, item)
 
     def raise_weight(self, item: int, key: Key) -> bool:
         """Move a pending id up to a higher weight (new evidence about its url: link
@@ -263,6 +329,8 @@ class FrontierQueue:
         self._by_weight[self._weight_of[item]] -= 1
         self._by_weight[weight] += 1
         self._weight_of[item] = weight
+        if self.host_picks:
+            self._add_to_slot(self._slot_of[item], (weight, key[1]), item)
         if self._is_first[item]:
             return True  # a first item: goes before the weights anyway
         self._level((weight, key[1]), self._slot_of[item]).main.items.append(item)
@@ -307,21 +375,49 @@ class FrontierQueue:
             self._take(item)
             self.picks["first"] += 1
             return item
-        want_random = self._cycle >= self.sorted_picks
-        item = self._random_pick(is_full) if want_random else None
-        kind = "random"
+        kind = self._kind()
+        item = None
+        if kind == "host":
+            item = self._host_pick(is_full)
+        elif kind == "random":
+            item = self._random_pick(is_full)
         if item is None:
             item, kind = self._sorted_pick(is_full, firsts=False), "sorted"
         if item is None:
             return None
         self._take(item)
         self.picks[kind] += 1
-        self._cycle = (self._cycle + 1) % (self.sorted_picks + self.random_picks)
+        self._cycle = (self._cycle + 1) % (
+            self.sorted_picks + self.host_picks + self.random_picks)
         return item
+
+    def _kind(self) -> str:
+        """The kind of pick due at this point of the cycle."""
+        if self._cycle < self.sorted_picks:
+            return "sorted"
+        if self._cycle < self.sorted_picks + self.host_picks:
+            return "host"
+        return "random"
 
     def slot(self, item: int) -> int:
         """The slot number an id was pushed with."""
         return self._slot_of[item]
+
+    def _host_pick(self, full: Callable[[int], bool]) -> int | None:
+        """The best item of the next slot in turn that has one and is not full."""
+        rotation, pos, weight_of = self._rotation, self._pos, self._weight_of
+        for _ in range(len(rotation)):
+            slot = rotation[0]
+            levels = self._slot_levels[slot]
+            item = levels.best(pos, weight_of)
+            if item < 0:  # nothing pending on it any more: out of the rotation until pushed to
+                rotation.popleft()
+                del self._slot_levels[slot]
+                continue
+            rotation.rotate(-1)
+            if not full(slot):
+                return item
+        return None
 
     def _random_pick(self, full: Callable[[int], bool]) -> int | None:
         dense, slot_of, rng = self._dense, self._slot_of, self.rng

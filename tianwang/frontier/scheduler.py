@@ -76,7 +76,7 @@ def new_queue(config: FrontierConfig, count_first: bool = True) -> FrontierQueue
     return FrontierQueue(
         config.sorted_picks, config.random_picks, seed=config.seed, turns=config.host_turns,
         first=config.host_first if count_first else 0,
-        seed_first=config.seed_host_first if count_first else 0,
+        seed_first=config.seed_host_first if count_first else 0, host_picks=config.host_picks,
     )
 
 
@@ -167,6 +167,9 @@ class FrontierSchedulerBase(BaseScheduler):
         slot = self.queue_slots.number(name)
         self._enqueue(item, (weight, priority), slot, seed, first_turn)
         self.queue_slots.added(slot)
+
+    def _seed_host(self, name: str) -> None:
+        self.queue.seed_host(self.queue_slots.downloader_slot(self.queue_slots.number(name)))
 
     def _enqueue(self, item: int, key: Key, slot: int, seed: bool = False,
                  first_turn: int | None = None) -> None:
@@ -299,6 +302,8 @@ class FrontierScheduler(FrontierSchedulerBase):
             fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
             if fingerprint in self.dupefilter:
                 self._filtered(request)
+                if is_seed(request):  # found by a link first: its host is a seed's all the same
+                    self._seed_host(self.slot_name(request))
                 if self.cash is not None:
                     self._credit(request, fingerprint)
                 return False
@@ -360,6 +365,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         self._add_counts_to_stats()
         self.stats.set_value("tianwang/frontier/sorted_picks", self.queue.picks["sorted"])
         self.stats.set_value("tianwang/frontier/random_picks", self.queue.picks["random"])
+        self.stats.set_value("tianwang/frontier/host_picks", self.queue.picks["host"])
         self.stats.set_value("tianwang/frontier/first_picks", self.queue.picks["first"])
         self._record_pending()
         if isinstance(self.store, RequestLog) and self.store.unserializable:
