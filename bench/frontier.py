@@ -31,8 +31,7 @@ sys.path.insert(0, str(ROOT))
 from scrapy import Request, Spider  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
 
-from tianwang.default_settings import TIANWANG_HOST_FIRST as FIRST  # noqa: E402
-from tianwang.default_settings import TIANWANG_HOST_TURNS as TURNS  # noqa: E402
+from tianwang import default_settings as defaults  # noqa: E402
 from tianwang.frontier.dupefilter import BloomDupeFilter  # noqa: E402
 from tianwang.frontier.linkscore import LinkCash  # noqa: E402
 from tianwang.frontier.queue import FrontierQueue  # noqa: E402
@@ -46,6 +45,14 @@ class BenchSpider(Spider):
 
     def parse(self, response):  # pragma: no cover - never called
         return None
+
+
+def default_queue(seed: int | None = 1) -> FrontierQueue:
+    """The queue with the default picks (sorted, host and random), turns and first requests."""
+    return FrontierQueue(defaults.TIANWANG_SORTED_PICKS, defaults.TIANWANG_RANDOM_PICKS,
+                         seed=seed, turns=defaults.TIANWANG_HOST_TURNS,
+                         first=defaults.TIANWANG_HOST_FIRST,
+                         host_picks=defaults.TIANWANG_HOST_PICKS)
 
 
 def make_urls(n: int, seed: int = 1) -> list[str]:
@@ -100,7 +107,7 @@ def frontier_rate(urls: list[str], jobdir: Path | None, links: bool = False
     spider = BenchSpider()
     store = RequestLog(jobdir, spider) if jobdir else MemoryStore()
     store.open(lambda entry: None)
-    queue = FrontierQueue(1, 1, seed=1, turns=TURNS, first=FIRST)
+    queue = default_queue()
     cash = LinkCash(0.75, 8) if links else None
     rng = random.Random(7)
     keys: list[int] = []
@@ -152,8 +159,6 @@ def scheduler_rate(urls: list[str], jobdir: Path | None) -> tuple[float, float]:
 
 
 def _project_settings() -> dict:
-    import tianwang.default_settings as defaults
-
     return {name: getattr(defaults, name) for name in dir(defaults) if name.isupper()}
 
 
@@ -192,7 +197,7 @@ def pending_rss(n: int) -> None:
         spider = BenchSpider()
         before = rss_mb()
         log = RequestLog(directory, spider)
-        queue = FrontierQueue(1, 1, seed=1, turns=TURNS, first=FIRST)
+        queue = default_queue()
         cash = LinkCash(0.75, 8)  # link relations, as the defaults have them
         bloom = _bloom()
         log.open(lambda entry: None)
@@ -236,7 +241,7 @@ def resume(directory: Path) -> None:
     before = rss_mb()
     start = time.perf_counter()
     log = RequestLog(directory, BenchSpider())
-    queue = FrontierQueue(1, 1, turns=TURNS, first=FIRST)
+    queue = default_queue(None)
     bloom = _bloom()
     covered = bloom.load(directory / "bloom.bin")
     slots: dict[str, int] = {}

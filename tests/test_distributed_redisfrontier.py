@@ -274,6 +274,21 @@ def test_a_hosts_first_requests_come_in_the_local_frontiers_order(redis_server, 
         (t.weight for t in taken if t.first_turn is None), reverse=True)
 
 
+def test_a_seed_found_by_a_link_first_still_gives_its_host_a_seeds_first_requests(
+        redis_server, job) -> None:
+    a = node(redis_server, job, "a")
+    a.first, a.seed_first = 2, 5
+    a.heartbeat(30)
+    home, host = "http://h.example.com/", "h.example.com"
+    a.push([Push(0, 9, 0, home.encode(), fingerprint(home), host, False)])  # a link's
+    a.push([Push(0, 9, 0, home.encode(), fingerprint(home), host, True)])  # the seed: seen
+    pages = [f"{home}p{i}.html" for i in range(8)]
+    a.push([Push(0, 5, 0, url.encode(), fingerprint(url), host, False) for url in pages])
+    taken = a.take(100, 0)
+    assert len(taken) == 9
+    assert sum(t.first_turn is not None for t in taken) == 5  # not the 2 of a linked host
+
+
 def drain_queue(queue: FrontierQueue) -> list[int]:
     out = []
     while (item := queue.pop()) is not None:

@@ -178,6 +178,21 @@ def test_a_hosts_first_requests_go_first_and_a_seeds_host_has_more() -> None:
         assert drain(frontier) == order, (first, seed_first)
 
 
+def test_a_seed_found_by_a_link_first_still_gives_its_host_a_seeds_first_requests() -> None:
+    """A start request is consumed as the crawl goes: another host's page may link a seed's
+    url before the seed is pushed, which then is a duplicate."""
+    frontier, _ = scheduler(TIANWANG_SORTED_PICKS=1000, TIANWANG_HOST_FIRST=2,
+                            TIANWANG_SEED_HOST_FIRST=5)
+    home = "http://a.example.com/"
+    assert frontier.enqueue_request(Request(home, meta={"depth": 1}))
+    assert not frontier.enqueue_request(Request(home))  # the seed: seen already
+    for i in range(8):
+        frontier.enqueue_request(Request(f"{home}d/p{i}.html", meta={"depth": 1}))
+    assert len(drain(frontier)) == 9
+    frontier.close("finished")
+    assert frontier.stats.get_value("tianwang/frontier/first_picks") == 5
+
+
 # A real crawl's order (the access log): the seed a.test/ links first a deep page of its own,
 # then nine shallow ones and b.test/, which links first a deep page, then four shallow ones.
 # One connection a host. By weight a deep page comes last of its host; as one of its host's
@@ -196,7 +211,8 @@ def firsts_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestWeb]:
     yield from serve_graph(directory, tmp_path_factory.mktemp("firstsweb") / "access.jsonl")
 
 
-def served_in_order(web: TestWeb, tmp_path: Path, **settings: str) -> list[str]:
+def served_in_order(web: TestWeb, tmp_path: Path, all_pages: list[str] = FIRSTS_PAGES,
+                    **settings: str) -> list[str]:
     """The pages a crawl of a.test/ fetched, in the order the test web served them."""
     start = len(web.access_log.read_text(encoding="utf-8").splitlines()) if \
         web.access_log.exists() else 0
@@ -204,12 +220,12 @@ def served_in_order(web: TestWeb, tmp_path: Path, **settings: str) -> list[str]:
                       "TIANWANG_MAX_LEVELS": "0", "TIANWANG_STAY_IN_HOST": "False",
                       "CONCURRENT_REQUESTS_PER_DOMAIN": "1", "ITEM_PIPELINES": "{}", **settings}
     tmp_path.mkdir()
-    result = scrapy_crawl("site", {"seeds": FIRSTS_PAGES[0]}, crawl_settings, cwd=tmp_path)
+    result = scrapy_crawl("site", {"seeds": all_pages[0]}, crawl_settings, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = web.access_log.read_text(encoding="utf-8").splitlines()[start:]
     served = [json.loads(line)["url"] for line in lines]
     pages = [url for url in served if not url.endswith("/robots.txt")]
-    assert sorted(pages) == sorted(FIRSTS_PAGES)  # every page once
+    assert sorted(pages) == sorted(all_pages)  # every page once
     return pages
 
 
@@ -227,6 +243,43 @@ def test_a_real_crawl_fetches_each_hosts_first_links_first(firsts_web: TestWeb,
         assert of_host(weights_only, host)[-1] == deep
     # The seed's host has 8 first requests: its homepage and its first 7 links in page order.
     assert of_host(firsts, "a.test")[:7] == FIRSTS_PAGES[2:9]
+
+
+# Host picks in a real crawl (the access log): the seed a.test/ links 30 shallow pages of its
+# own and b.test/, which links 10 deep pages. One request at a time, no first requests: the
+# sorted picks alone take a.test's shallow pages (the higher weight) before any deep one of
+# b.test; with 3 sorted picks and 1 host pick, the hosts' turns give b.test every other host
+# pick, one fetch in eight.
+PICKS_PAGES = (["http://a.test/", "http://b.test/"]
+               + [f"http://a.test/p{i}.html" for i in range(1, 31)]
+               + [f"http://b.test/x1/x2/x3/q{i}.html" for i in range(1, 11)])
+PICKS_EDGES = [(0, 1)] + [(0, i) for i in range(2, 32)] + [(1, i) for i in range(32, 42)]
+
+
+@pytest.fixture(scope="module")
+def picks_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestWeb]:
+    directory = write_graph(tmp_path_factory.mktemp("picks") / "graph", PICKS_PAGES,
+                            PICKS_EDGES)
+    yield from serve_graph(directory, tmp_path_factory.mktemp("picksweb") / "access.jsonl")
+
+
+def test_a_real_crawls_host_picks_give_a_second_host_its_turns(picks_web: TestWeb,
+                                                               tmp_path: Path) -> None:
+    one_at_a_time = {"CONCURRENT_REQUESTS": "1", "TIANWANG_HOST_FIRST": "0",
+                     "TIANWANG_SEED_HOST_FIRST": "0"}
+
+    def deep_before_last_shallow(**settings: str) -> int:
+        run = tmp_path / settings["TIANWANG_HOST_PICKS"]
+        pages = served_in_order(picks_web, run, PICKS_PAGES, **one_at_a_time, **settings)
+        last_shallow = pages.index(PICKS_PAGES[31])
+        return sum(1 for url in pages[:last_shallow] if "/x1/" in url)
+
+    assert deep_before_last_shallow(TIANWANG_SORTED_PICKS="1000", TIANWANG_HOST_PICKS="0",
+                                    TIANWANG_RANDOM_PICKS="1") == 0
+    # The defaults: 3 sorted, 1 host. About 30 / 7 = 4 of b.test's turns come in a.test's 30
+    # pages; at least 2 whatever the engine's timing.
+    assert deep_before_last_shallow(TIANWANG_SORTED_PICKS="3", TIANWANG_HOST_PICKS="1",
+                                    TIANWANG_RANDOM_PICKS="0") >= 2
 
 
 def test_duplicates_are_dropped_unless_dont_filter() -> None:

@@ -71,8 +71,8 @@ def is_seed(request: Request) -> bool:
 
 
 def new_queue(config: FrontierConfig, count_first: bool = True) -> FrontierQueue:
-    """The local queue every frontier picks from: N sorted / M random, host turns, a
-    host's first requests first (count_first=False: the shared frontier counts them)."""
+    """The local queue every frontier picks from: N sorted / H host / M random picks, host
+    turns, a host's first requests first (count_first=False: the shared frontier counts them)."""
     return FrontierQueue(
         config.sorted_picks, config.random_picks, seed=config.seed, turns=config.host_turns,
         first=config.host_first if count_first else 0,
