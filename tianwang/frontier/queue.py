@@ -36,8 +36,8 @@ Scrapy's DownloaderAwarePriorityQueue rotate), and the slot whose turn it is giv
 item (highest key, then oldest). Breadth first's strength on real link graphs is that every
 host found gets a fair share of fetches, so a large site's site-wide pages (linked from every
 page of it) come up early; the sorted picks alone spend the fetches on the best-weighted
-hosts. Per slot a FIFO per key (``_SlotLevels``), 4 bytes an item; raised items are
-appended at their new key, stale copies skipped as elsewhere.
+hosts. Per slot a heap of packed ints (``_heap_push``), 8 bytes an item; a raised item is
+pushed again at its new weight, stale copies dropped when they reach the top.
 
 Host awareness: a pick asks ``full(slot)`` and skips items whose slot is full. A sorted
 pick moves such an item from the key's FIFO to a per-slot FIFO of that key ("parked"), so
@@ -60,7 +60,8 @@ from tianwang.config.frontier import MAX_HOST_FIRST as MAX_FIRST
 # on full slots; a pick that gives up becomes a sorted pick, which scans exactly.
 RANDOM_TRIES = 32
 
-# Ids are below 2**31 (4 bytes in a FIFO): the id-indexed arrays would need 16 GB before.
+# Ids are below 2**31 (4 bytes in the FIFOs and the id-indexed arrays, 31 bits in a host
+# pick's packed int); the arrays indexed by id would need 8 GB before.
 MAX_ID = 2**31 - 1
 
 Key = tuple[int, int]  # (weight, priority): the order the scheduler asks for
@@ -181,37 +182,60 @@ class _Level:
             yield from fifo
 
 
-class _SlotLevels:
-    """One slot's items for host picks: a FIFO per key, the keys kept sorted."""
+# A slot's items for host picks: a binary min-heap of packed ints (_pack) in one array, the
+# best item (highest weight, then priority, then the oldest) on top: 8 bytes an item and one
+# array a slot, so a crawl of many hosts with few requests each pays little per host.
 
-    __slots__ = ("fifos", "keys")
 
-    def __init__(self) -> None:
-        self.fifos: dict[Key, _Fifo] = {}
-        self.keys: list[Key] = []  # ascending
+def _heap_push(heap: array, value: int) -> None:
+    heap.append(value)
+    at = len(heap) - 1
+    while at:  # sift up; a newer item of no better key stops at once
+        parent = (at - 1) >> 1
+        if heap[parent] <= value:
+            break
+        heap[at] = heap[parent]
+        at = parent
+    heap[at] = value
 
-    def add(self, key: Key, item: int) -> None:
-        fifo = self.fifos.get(key)
-        if fifo is None:
-            fifo = self.fifos[key] = _Fifo()
-            insort(self.keys, key)
-        fifo.items.append(item)
 
-    def best(self, pos: array, weight_of: array) -> int:
-        """The oldest pending item of the highest key, or -1 when none is left; taken and
-        raised copies met on the way are dropped."""
-        fifos, keys = self.fifos, self.keys
-        while keys:
-            key = keys[-1]
-            fifo = fifos[key]
-            while len(fifo):
-                item = fifo.peek()
-                if pos[item] >= 0 and weight_of[item] == key[0]:
-                    return item
-                fifo.popleft()
-            del fifos[key]
-            keys.pop()
-        return -1
+def _heap_best(heap: array, pos: array, weight_of: array) -> int:
+    """The best pending item of a slot's heap, or -1 when none is left; taken and raised
+    copies met on top are dropped (a raised item has its copy at the new weight)."""
+    while heap:
+        item = heap[0] & MAX_ID
+        if pos[item] >= 0 and weight_of[item] == _weight_of_packed(heap[0]):
+            return item
+        _heap_pop(heap)
+    return -1
+
+
+def _heap_pop(heap: array) -> None:
+    last = heap.pop()
+    size = len(heap)
+    if not size:
+        return
+    at = 0
+    while (child := 2 * at + 1) < size:  # sift the last value down from the top
+        if child + 1 < size and heap[child + 1] < heap[child]:
+            child += 1
+        if heap[child] >= last:
+            break
+        heap[at] = heap[child]
+        at = child
+    heap[at] = last
+
+
+def _pack(key: Key, item: int) -> int:
+    """(weight, priority, id) as one int whose order is the host pick's: the higher weight,
+    then the higher priority (kept to 16 bits here), then the older id, smallest."""
+    rank = (key[0] + 2**15) << 16 | (max(-(2**15), min(2**15 - 1, key[1])) + 2**15)
+    return (2**32 - 1 - rank) << 31 | item
+
+
+def _weight_of_packed(value: int) -> int:
+    rank = 2**32 - 1 - (value >> 31)
+    return (rank >> 16) - 2**15
 
 
 class FrontierQueue:
@@ -241,14 +265,14 @@ class FrontierQueue:
         self.rng = random.Random(seed)
         self.picks = Counter({"sorted": 0, "random": 0})
         self._cycle = 0  # position in the N + H + M cycle
-        self._slot_levels: dict[int, _SlotLevels] = {}  # for host picks: slot -> its items
-        self._rotation: deque[int] = deque()  # the slots in _slot_levels, whose turn first
+        self._slot_heaps: dict[int, array] = {}  # for host picks: slot -> its items' heap
+        self._rotation: deque[int] = deque()  # the slots in _slot_heaps, whose turn first
         self._levels: dict[_LevelKey, _Level] = {}
         self._keys: list[_LevelKey] = []  # ascending
-        self._pos = array("q")  # id -> index in _dense, -1 when not pending
+        self._pos = array("i")  # id -> index in _dense, -1 when not pending
         self._slot_of = array("i")  # id -> slot number
         self._weight_of = array("h")  # id -> the weight of the level it is pending in
-        self._dense = array("q")  # the pending ids, in no order
+        self._dense = array("i")  # the pending ids, in no order
         # Pending ids per weight, kept as they come and go: the progress line asks every
         # second, and counting the levels walks every pending id.
         self._by_weight: Counter[int] = Counter()
@@ -292,7 +316,7 @@ class FrontierQueue:
         if gap < 0 or item > MAX_ID:
             raise ValueError(f"id {item} pushed after a larger one, or above {MAX_ID}")
         if gap:
-            self._pos.extend(array("q", [-1]) * gap)
+            self._pos.extend(array("i", [-1]) * gap)
             self._slot_of.extend(array("i", [0]) * gap)
             self._weight_of.extend(array("h", [0]) * gap)
             self._is_first.extend(bytes(gap))
@@ -308,11 +332,11 @@ class FrontierQueue:
         return key
 
     def _add_to_slot(self, slot: int, key: Key, item: int) -> None:
-        levels = self._slot_levels.get(slot)
-        if levels is None:
-            levels = self._slot_levels[slot] = _SlotLevels()
+        heap = self._slot_heaps.get(slot)
+        if heap is None:
+            heap = self._slot_heaps[slot] = array("q")
             self._rotation.append(slot)
-        levels.add(key, item)
+        _heap_push(heap, _pack(key, item))
 
     def raise_weight(self, item: int, key: Key) -> bool:
         """Move a pending id up to a higher weight (new evidence about its url: link
@@ -408,11 +432,10 @@ class FrontierQueue:
         rotation, pos, weight_of = self._rotation, self._pos, self._weight_of
         for _ in range(len(rotation)):
             slot = rotation[0]
-            levels = self._slot_levels[slot]
-            item = levels.best(pos, weight_of)
+            item = _heap_best(self._slot_heaps[slot], pos, weight_of)
             if item < 0:  # nothing pending on it any more: out of the rotation until pushed to
                 rotation.popleft()
-                del self._slot_levels[slot]
+                del self._slot_heaps[slot]
                 continue
             rotation.rotate(-1)
             if not full(slot):
