@@ -187,7 +187,8 @@ class _Level:
 # array a slot, so a crawl of many hosts with few requests each pays little per host.
 
 
-def _heap_push(heap: array, value: int) -> None:
+def _heap_push(heap: array, key: Key, item: int) -> None:
+    value = _pack(key, item)
     heap.append(value)
     at = len(heap) - 1
     while at:  # sift up; a newer item of no better key stops at once
@@ -211,26 +212,35 @@ def _heap_best(heap: array, pos: array, weight_of: array) -> int:
 
 
 def _heap_pop(heap: array) -> None:
+    """Drop the top. As CPython's heapq: the smaller child moves up all the way to a leaf
+    (one comparison a level), then the last value sifts up from there (few steps: it is
+    among the largest)."""
     last = heap.pop()
     size = len(heap)
     if not size:
         return
     at = 0
-    while (child := 2 * at + 1) < size:  # sift the last value down from the top
+    while (child := 2 * at + 1) < size:
         if child + 1 < size and heap[child + 1] < heap[child]:
             child += 1
-        if heap[child] >= last:
-            break
         heap[at] = heap[child]
         at = child
+    while at:
+        parent = (at - 1) >> 1
+        if heap[parent] <= last:
+            break
+        heap[at] = heap[parent]
+        at = parent
     heap[at] = last
 
 
 def _pack(key: Key, item: int) -> int:
     """(weight, priority, id) as one int whose order is the host pick's: the higher weight,
     then the higher priority (kept to 16 bits here), then the older id, smallest."""
-    rank = (key[0] + 2**15) << 16 | (max(-(2**15), min(2**15 - 1, key[1])) + 2**15)
-    return (2**32 - 1 - rank) << 31 | item
+    weight, priority = key
+    if not -(2**15) <= priority < 2**15:
+        priority = -(2**15) if priority < 0 else 2**15 - 1
+    return (2**32 - 1 - ((weight + 2**15) << 16 | (priority + 2**15))) << 31 | item
 
 
 def _weight_of_packed(value: int) -> int:
@@ -328,15 +338,16 @@ class FrontierQueue:
         self._dense.append(item)
         self._by_weight[key[0]] += 1
         if self.host_picks:
-            self._add_to_slot(slot, key, item)
+            _heap_push(self._slot_heap(slot), key, item)
         return key
 
-    def _add_to_slot(self, slot: int, key: Key, item: int) -> None:
+    def _slot_heap(self, slot: int) -> array:
+        """A slot's heap for host picks; a slot without one joins the rotation, last."""
         heap = self._slot_heaps.get(slot)
         if heap is None:
             heap = self._slot_heaps[slot] = array("q")
             self._rotation.append(slot)
-        _heap_push(heap, _pack(key, item))
+        return heap
 
     def raise_weight(self, item: int, key: Key) -> bool:
         """Move a pending id up to a higher weight (new evidence about its url: link
@@ -354,7 +365,7 @@ class FrontierQueue:
         self._by_weight[weight] += 1
         self._weight_of[item] = weight
         if self.host_picks:
-            self._add_to_slot(self._slot_of[item], (weight, key[1]), item)
+            _heap_push(self._slot_heap(self._slot_of[item]), (weight, key[1]), item)
         if self._is_first[item]:
             return True  # a first item: goes before the weights anyway
         self._level((weight, key[1]), self._slot_of[item]).main.items.append(item)
