@@ -169,6 +169,7 @@ class FrontierSchedulerBase(BaseScheduler):
         self.queue_slots.added(slot)
 
     def _seed_host(self, name: str) -> None:
+        """The host of slot `name` is a seed's (its seed came as a duplicate)."""
         self.queue.seed_host(self.queue_slots.downloader_slot(self.queue_slots.number(name)))
 
     def _enqueue(self, item: int, key: Key, slot: int, seed: bool = False,
