@@ -190,8 +190,12 @@ class _Level:
 def _heap_push(heap: array, key: Key, item: int) -> None:
     value = _pack(key, item)
     heap.append(value)
-    at = len(heap) - 1
-    while at:  # sift up; a newer item of no better key stops at once
+    _sift_up(heap, len(heap) - 1, value)
+
+
+def _sift_up(heap: array, at: int, value: int) -> None:
+    """Put value at `at` or above, where it belongs (a newer item of no better key stays)."""
+    while at:
         parent = (at - 1) >> 1
         if heap[parent] <= value:
             break
@@ -225,13 +229,7 @@ def _heap_pop(heap: array) -> None:
             child += 1
         heap[at] = heap[child]
         at = child
-    while at:
-        parent = (at - 1) >> 1
-        if heap[parent] <= last:
-            break
-        heap[at] = heap[parent]
-        at = parent
-    heap[at] = last
+    _sift_up(heap, at, last)
 
 
 def _pack(key: Key, item: int) -> int:
