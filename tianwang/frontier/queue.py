@@ -190,7 +190,9 @@ class _Level:
 def _heap_push(heap: array, key: Key, item: int) -> None:
     value = _pack(key, item)
     heap.append(value)
-    _sift_up(heap, len(heap) - 1, value)
+    at = len(heap) - 1
+    if at and heap[(at - 1) >> 1] > value:  # a newer item of no better key stays at the bottom
+        _sift_up(heap, at, value)
 
 
 def _sift_up(heap: array, at: int, value: int) -> None:
