@@ -49,17 +49,21 @@ def test_sorted_picks_take_the_highest_weight_first_come_first_served(
     assert sorted_only(pushes) == order
 
 
-@pytest.mark.parametrize(("sorted_picks", "random_picks"), [(1, 1), (3, 1), (1, 4), (2, 3)])
-def test_picks_alternate_n_sorted_then_m_random(sorted_picks: int, random_picks: int) -> None:
-    queue = FrontierQueue(sorted_picks, random_picks, seed=5)
+@pytest.mark.parametrize(("sorted_picks", "random_picks", "host_picks"),
+                         [(1, 1, 0), (3, 1, 0), (1, 4, 0), (2, 3, 0), (3, 0, 1), (2, 1, 2)])
+def test_picks_alternate_n_sorted_then_h_host_then_m_random(sorted_picks: int,
+                                                           random_picks: int,
+                                                           host_picks: int) -> None:
+    queue = FrontierQueue(sorted_picks, random_picks, seed=5, host_picks=host_picks)
     for item in range(200):
         queue.push(item, (item % 7, 0), item % 13)
     kinds = []
     for _ in range(100):
         before = dict(queue.picks)
         queue.pop()
-        kinds.append("s" if queue.picks["sorted"] > before["sorted"] else "r")
-    cycle = "s" * sorted_picks + "r" * random_picks
+        kinds.append(next(kind[0] for kind in ("sorted", "host", "random")
+                          if queue.picks[kind] > before.get(kind, 0)))
+    cycle = "s" * sorted_picks + "h" * host_picks + "r" * random_picks
     assert "".join(kinds) == (cycle * 100)[:100]
 
 
@@ -165,8 +169,7 @@ def test_ids_above_31_bits_are_refused() -> None:
 
 
 def test_a_full_slot_is_skipped_and_its_requests_keep_their_place() -> None:
-    queue = FrontierQueue(1, 1, seed=1)
-    queue.random_picks = 10**9  # irrelevant here: only sorted picks below
+    queue = FrontierQueue(1, 1, seed=1)  # only sorted picks below
     slots = [0, 0, 1, 0, 1, 2]  # ids 0..5, all weight 5
     for item, slot in enumerate(slots):
         queue.push(item, (5, 0), slot)

@@ -269,12 +269,13 @@ class FrontierQueue:
         self._is_first = bytearray()  # id -> 1 if pushed as a host's first item
         self._firsts = 0  # first items pending
         self._pushed: Counter[tuple[int, Key]] = Counter()  # (slot, key) -> items pushed
-        self.sorted_picks = sorted_picks
         self.host_picks = host_picks
-        self.random_picks = random_picks
         self.rng = random.Random(seed)
         self.picks = Counter({"sorted": 0, "random": 0})
-        self._cycle = 0  # position in the N + H + M cycle
+        # The kind of each pick of the cycle, and the position in it.
+        self._kinds = ("sorted",) * sorted_picks + ("host",) * host_picks + (
+            "random",) * random_picks
+        self._cycle = 0
         self._slot_heaps: dict[int, array] = {}  # for host picks: slot -> its items' heap
         self._rotation: deque[int] = deque()  # the slots in _slot_heaps, whose turn first
         self._levels: dict[_LevelKey, _Level] = {}
@@ -402,15 +403,15 @@ class FrontierQueue:
         if not self._dense:
             return None
         is_full = _memo(full) if full is not None else _never_full
-        # A host's first items go before the N:M alternation too: they are not in the
-        # cycle, whose random picks would otherwise take some of them at random.
+        # A host's first items go before the cycle of picks: they are not in it, whose
+        # random or host picks would otherwise take some of them out of turn.
         # (A random pick then finds no first item either: all are on full slots.)
         item = self._sorted_pick(is_full, firsts=True) if self._firsts else None
         if item is not None:
             self._take(item)
             self.picks["first"] += 1
             return item
-        kind = self._kind()
+        kind = self._kinds[self._cycle]
         item = None
         if kind == "host":
             item = self._host_pick(is_full)
@@ -422,17 +423,8 @@ class FrontierQueue:
             return None
         self._take(item)
         self.picks[kind] += 1
-        self._cycle = (self._cycle + 1) % (
-            self.sorted_picks + self.host_picks + self.random_picks)
+        self._cycle = (self._cycle + 1) % len(self._kinds)
         return item
-
-    def _kind(self) -> str:
-        """The kind of pick due at this point of the cycle."""
-        if self._cycle < self.sorted_picks:
-            return "sorted"
-        if self._cycle < self.sorted_picks + self.host_picks:
-            return "host"
-        return "random"
 
     def slot(self, item: int) -> int:
         """The slot number an id was pushed with."""

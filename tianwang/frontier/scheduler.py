@@ -168,10 +168,6 @@ class FrontierSchedulerBase(BaseScheduler):
         self._enqueue(item, (weight, priority), slot, seed, first_turn)
         self.queue_slots.added(slot)
 
-    def _seed_host(self, name: str) -> None:
-        """The host of slot `name` is a seed's (its seed came as a duplicate)."""
-        self.queue.seed_host(self.queue_slots.downloader_slot(self.queue_slots.number(name)))
-
     def _enqueue(self, item: int, key: Key, slot: int, seed: bool = False,
                  first_turn: int | None = None) -> None:
         """Into the queue, a host's first requests counted by host (the downloader slot)."""
@@ -327,6 +323,11 @@ class FrontierScheduler(FrontierSchedulerBase):
         self._push(item, weight, priority, name, seed=is_seed(request))
         self.counts["scheduler/enqueued"] += 1
         return True
+
+    def _seed_host(self, name: str) -> None:
+        """The host of slot `name` is a seed's (its seed came as a duplicate). The shared
+        frontier's push script does this for its nodes."""
+        self.queue.seed_host(self.queue_slots.downloader_slot(self.queue_slots.number(name)))
 
     def _credit(self, request: Request, fingerprint: bytes) -> None:
         """A link to a url seen before: if it is still pending, its cash grows by the link's
