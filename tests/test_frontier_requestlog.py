@@ -102,10 +102,39 @@ def test_an_unserializable_request_is_kept_in_memory_and_not_resumed(tmp_path: P
     assert [(e.item, e.done) for e in entries] == [(0, True)]
 
 
-def test_memory_store_hands_back_the_same_objects() -> None:
-    store = MemoryStore()
-    request = Request("http://h.example.com/")
-    assert store.get(store.put(request, 1, "h", None)) is request
+def test_memory_store_hands_back_the_requests_it_was_given() -> None:
+    spider = Spider("s")
+    spider.parse = lambda response: None  # type: ignore[method-assign]
+    store = MemoryStore(spider)
+    request = Request("http://h.example.com/a?b=1", callback=spider.parse, priority=3,
+                      meta={"tianwang_parent": "http://h.example.com/", "depth": 2},
+                      headers={"Referer": "http://h.example.com/"})
+    back = store.get(store.put(request, 1, "h", None))
+    assert (back.url, back.callback, back.priority, back.meta, back.headers) == (
+        request.url, spider.parse, 3, request.meta, request.headers)
+    # One the codec cannot write (a callback the spider does not hold) is kept as it is.
+    odd = Request("http://h.example.com/x", callback=lambda response: None)
+    assert store.get(store.put(odd, 1, "h", None)) is odd
+
+
+def test_memory_store_keeps_a_request_in_a_fraction_of_its_object() -> None:
+    import tracemalloc
+
+    spider = Spider("s")
+    spider.parse = lambda response: None  # type: ignore[method-assign]
+    requests = [Request(f"http://www.example.com/dir{i % 100}/page{i}.html",
+                        callback=spider.parse, headers={"Referer": "http://www.example.com/"},
+                        meta={"tianwang_parent": "http://www.example.com/", "depth": 2})
+                for i in range(2000)]
+    store = MemoryStore(spider)
+    tracemalloc.start()
+    try:
+        for request in requests:
+            store.put(request, 1, "www.example.com", None)
+        kept, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert kept / len(requests) < 500  # bytes a request (its object: about 1.5 KB)
 
 
 def test_header_layout_is_fixed() -> None:

@@ -32,7 +32,11 @@ class ProbeSpider(Spider):
         self.seen["in_progress_while_parsed"] = response.request in (
             scrapy_internals.in_progress(engine)
         )
+        self.seen["closing_while_crawling"] = scrapy_internals.closing(engine)
         return []
+
+    def closed(self, reason):
+        self.seen["closing_while_closing"] = scrapy_internals.closing(self.crawler.engine)
 
 
 @pytest_twisted.ensureDeferred
@@ -50,17 +54,22 @@ async def test_every_private_attribute_is_there_on_a_running_engine() -> None:
 
     crawler.signals.connect(opened, signal=signals.spider_opened)
     await crawler.crawl()  # a Deferred: pytest-twisted runs this test as a Twisted coroutine
-    assert seen["checked"] == ["_slot.inprogress", "_slot.nextcall.schedule"]
+    assert seen["checked"] == ["_slot.inprogress", "_slot.nextcall.schedule", "_slot.closing"]
     assert seen["in_progress_type"] is set
     # The meaning the frontier relies on: a request stays in progress while its response is
     # parsed (so it is marked done only after its links are pushed).
     assert seen["in_progress_while_parsed"] is True
+    # The closing extension's clue: not closing while the crawl runs, closing once the close
+    # has begun (the spider's closed() runs on spider_closed, within the close).
+    assert seen["closing_while_crawling"] is False
+    assert seen["closing_while_closing"] is True
     assert crawler.stats.get_value("response_received_count") == 1
 
 
 @pytest.mark.parametrize("missing", [path for path, _why in REQUIRED])
 def test_a_missing_attribute_stops_the_start_naming_it(missing: str) -> None:
-    slot = SimpleNamespace(inprogress=set(), nextcall=SimpleNamespace(schedule=lambda: None))
+    slot = SimpleNamespace(inprogress=set(), nextcall=SimpleNamespace(schedule=lambda: None),
+                           closing=None)
     engine = SimpleNamespace(_slot=slot)
     owner_path, _, name = missing.rpartition(".")
     owner = engine

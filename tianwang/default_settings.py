@@ -48,7 +48,12 @@ EXTENSIONS = {
     "tianwang.extensions.progress.ProgressLog": 500,
     # The final stats to TIANWANG_DATA_DIR/stats/, for `tianwang report`.
     "tianwang.extensions.statsfile.StatsFile": 510,
+    # Ends a close on time (TIANWANG_CLOSE_GRACE), and stops the crawl when storage fails.
+    "tianwang.extensions.closing.CrawlCloser": 520,
 }
+# Seconds a close (CLOSESPIDER_*, Ctrl-C, SIGTERM, a full disk) lets the requests in flight
+# finish; then they are given up (and fetched again when the job resumes).
+TIANWANG_CLOSE_GRACE = 10.0
 # Seconds between progress lines (stored, pages/s, pending by weight, refused, failed); 0: none.
 TIANWANG_PROGRESS_INTERVAL = 60.0
 SPIDER_MIDDLEWARES = {
@@ -100,6 +105,10 @@ DOWNLOADER_MIDDLEWARES = {
     "tianwang.middlewares.failures.FailureMiddleware": 540,
     # Counts and logs the certificate problems the https handler flagged on a response.
     "tianwang.middlewares.tlscheck.TLSCheckMiddleware": 960,
+    # Scrapy's cookies, bounded as a browser bounds them, the Public Suffix List read from
+    # the bundled snapshot (Scrapy's downloads it at the first Set-Cookie): at its 700.
+    "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
+    "tianwang.middlewares.cookies.BoundedCookiesMiddleware": 700,
 }
 # No url length limit of Scrapy's own (its 2083 would drop links uncounted): the limit is
 # TIANWANG_MAX_URL_LENGTH, counted as tianwang/filter/url_length.
@@ -117,8 +126,12 @@ RETRY_EXCEPTIONS = [
     "builtins.OSError",
     "scrapy.core.downloader.handlers.http11.TunnelError",
 ]
-# https through a handler that checks certificates and fetches anyway (tianwang/tlshandler.py).
-DOWNLOAD_HANDLERS = {"https": "tianwang.tlshandler.TLSCheckDownloadHandler"}
+# Scrapy's HTTP/1.1 handler whose downloads a close can end (tianwang/httphandler.py); https
+# through one that checks certificates and fetches anyway (tianwang/tlshandler.py).
+DOWNLOAD_HANDLERS = {
+    "http": "tianwang.httphandler.HTTPDownloadHandler",
+    "https": "tianwang.tlshandler.TLSCheckDownloadHandler",
+}
 ITEM_PIPELINES = {
     # Change statistics before dedup: every visit is recorded, even of a page not stored
     # again; off unless TIANWANG_CHANGES (the refresh spider turns it on).
@@ -135,6 +148,9 @@ ITEM_PIPELINES = {
 
 # Root of the record tree: <dir>/data_<k>/<host>/page.dat.
 TIANWANG_DATA_DIR = "data"
+# Bytes the data directory's file system must keep free: below it no record is written and
+# the crawl stops (status 1); the same command stores the rest once there is room. 0: none.
+TIANWANG_MIN_FREE_DISK = 100 * 1024 * 1024
 # Store DATA zlib-compressed (with unzip-length), as CWT200g did; False writes the plain form.
 TIANWANG_COMPRESS = True
 # zlib level, 1 (fastest) to 9 (smallest). Compression is most of what storing costs: on the
@@ -333,3 +349,25 @@ TIANWANG_MAX_PATH_REPEATS = 5
 # Requests per host in one crawl process (robots.txt and retries not counted); past it,
 # refused as host_budget; 0 = no budget. Bounds a calendar's endless "next month".
 TIANWANG_MAX_HOST_PAGES = 10000
+
+# --- bounds per crawl: what one page, host or domain may take (tianwang/frontier/limits.py) ---
+# Links taken from one page, in document order (Heritrix keeps 6,000); 0 = all.
+TIANWANG_MAX_PAGE_LINKS = 6000
+# Requests the frontier holds at once (about 300 bytes each in memory, less under JOBDIR);
+# a link past it is refused (pending) and taken when linked again later; 0 = no bound.
+TIANWANG_MAX_PENDING = 1_000_000
+# Requests of one host the frontier holds at once (refused as host_pending); 0 = no bound.
+TIANWANG_MAX_HOST_PENDING = 10_000
+# Hosts of one registered domain (the Public Suffix List's eTLD+1) a crawl takes requests
+# for: a subdomain farm's next host is refused as domain_hosts; 0 = no bound.
+TIANWANG_MAX_DOMAIN_HOSTS = 1000
+# Requests of one registered domain the frontier takes over the crawl (domain_pages); 0 = all.
+TIANWANG_MAX_DOMAIN_PAGES = 100_000
+# Bytes of a cookie's name and value kept at most (browsers: 4096).
+TIANWANG_MAX_COOKIE_SIZE = 4096
+# Cookies kept per registered domain (Chrome: 180); a new one past it is not kept.
+TIANWANG_COOKIES_PER_DOMAIN = 180
+# Bytes of the Cookie header sent (Apache's and nginx's default limit; longer gets a 400).
+TIANWANG_MAX_COOKIE_HEADER = 8190
+# Bytes of cookies kept in all; past it the domains used longest ago are forgotten.
+TIANWANG_MAX_COOKIE_BYTES = 16 * 1024 * 1024

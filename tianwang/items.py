@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-@dataclass
+@dataclass(repr=False)
 class PageItem:
+    """A fetched page. Its repr names it without its body or headers: Scrapy logs an item
+    whenever a pipeline drops or fails it, and a page of megabytes made a log of gigabytes."""
+
     url: str  # final url, after redirects
     requested_url: str  # the url first requested (differs after a redirect)
     status: int
@@ -18,6 +21,10 @@ class PageItem:
     protocol: str = "HTTP/1.1"
     links: list[str] = field(default_factory=list)  # absolute out-links, no fragment
     parent: str | None = None  # the page whose link led here (through redirects); None: a seed
+
+    def __repr__(self) -> str:
+        return (f"<PageItem {self.status} {self.url} ({len(self.body):,} bytes, "
+                f"{len(self.links):,} links)>")
 
 
 @dataclass

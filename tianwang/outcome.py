@@ -47,8 +47,15 @@ def outcome(stats: Mapping[str, Any], storing: bool) -> Outcome:
         refused["robots.txt"] = _count(stats, "robotstxt/forbidden")
     failed = _reasons(stats, FAILURE_PREFIXES) or _reasons(stats, SCRAPY_FAILURES)
     failed.pop("IgnoreRequest", None)  # a middleware's refusal, counted as refused
+    failed.pop("Abandoned", None)  # given up by a close: pending again, said below
     summary = (f"stored {stored:,}, kept {kept - stored:,} already stored, "
                f"refused {_total(refused)}, failed {_total(failed)}")
+    not_stored = _count(stats, "tianwang/storage/not_stored")
+    if not_stored:
+        summary += f", not stored {not_stored:,}"
+    abandoned = _count(stats, "tianwang/close/abandoned")
+    if abandoned:
+        summary += f", given up in flight {abandoned:,}"
     if not (reason in GOOD_ENDS or reason.startswith("closespider_")):
         return Outcome(FAILED, f"crawl FAILED (stopped: {reason}): {summary}")
     tried = _count(stats, "downloader/request_count") or refused or failed

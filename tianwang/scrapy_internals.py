@@ -9,6 +9,10 @@ Scrapy 2.19 has no public hook for two things the frontier needs:
   kill never loses the links of a page.
 - asking the engine to pull requests now: requests arriving from Redis would otherwise wait
   for the engine's 5 s heartbeat. The engine's own ``engine._slot.nextcall.schedule()``.
+- knowing that a close has begun (CLOSESPIDER_*, Ctrl-C, SIGTERM): no signal fires until
+  every request in flight has finished, which a server that never answers can put off for
+  minutes. The engine's ``engine._slot.closing`` (a Deferred once the close began), which the
+  closing extension watches to give up what is still in flight after a grace period.
 
 - giving Scrapy's HTTP/1.1 download handler a TLS policy that checks certificates and still
   fetches (tianwang/tlshandler.py): DOWNLOADER_CLIENTCONTEXTFACTORY is deprecated in 2.19
@@ -31,6 +35,7 @@ import scrapy
 REQUIRED = (
     ("_slot.inprogress", "to know when a request is finished (request log, Redis ack)"),
     ("_slot.nextcall.schedule", "to wake the engine when requests arrive from Redis"),
+    ("_slot.closing", "to know that a close began, and end it on time"),
 )
 
 
@@ -61,6 +66,12 @@ def in_progress(engine: Any) -> Collection[Any]:
     """The requests the engine has not finished with (empty before the engine opens)."""
     slot = engine._slot
     return slot.inprogress if slot is not None else ()
+
+
+def closing(engine: Any) -> bool:
+    """Whether the engine has begun to close the spider (False once it has closed)."""
+    slot = engine._slot
+    return slot is not None and slot.closing is not None
 
 
 def wake(engine: Any) -> None:

@@ -23,3 +23,17 @@ share_opened = object()
 # Arguments: request, reason (the tianwang/filter/<reason> stat's reason). The StatsFile
 # extension counts refusals per host for `tianwang report`.
 request_refused = object()
+
+# Something the crawl keeps could not be written: a full disk or quota, a read-only or
+# failing file system, or the free space below TIANWANG_MIN_FREE_DISK. Arguments: reason
+# ("disk_full" or "storage_error", tianwang.formats.diskspace), message (one line naming
+# what, where and why). The closing extension stops the crawl with that reason; the
+# schedulers mark no request done from then on, so every page not stored is fetched again
+# when the same command runs once there is room.
+storage_failed = object()
+
+# A close has waited TIANWANG_CLOSE_GRACE seconds and requests are still in flight: they are
+# given up, and fetched again when the job resumes. No arguments. The schedulers mark no
+# request done from then on; the robots.txt and back-off waits end; the download handlers
+# cancel their downloads (tianwang.httphandler.Abandoned).
+abandon_in_flight = object()

@@ -6,7 +6,8 @@ or unknown-CA certificate. This handler is Scrapy's HTTP/1.1 handler with its TL
 replaced by CheckingPolicy: OpenSSL verifies the chain against the system's CAs and
 TIANWANG_CA_FILE, and the hostname; every failure is noted for the host and never stops the
 handshake. Each https response then carries a flag `tls:<reason>` per problem of its host,
-which TLSCheckMiddleware (middlewares/tlscheck.py) counts and logs.
+which TLSCheckMiddleware (middlewares/tlscheck.py) counts and logs. It is the http handler
+(httphandler.py, whose downloads a close can end) with that policy.
 
 Scrapy 2.19 deprecates DOWNLOADER_CLIENTCONTEXTFACTORY, the public way to give a policy, and
 offers no verifying-but-lenient one (DOWNLOAD_VERIFY_CERTIFICATES fails the download), so the
@@ -23,7 +24,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from OpenSSL import SSL
-from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from service_identity import VerificationError
 from service_identity.exceptions import CertificateError
 from service_identity.hazmat import DNS_ID, IPAddress_ID, verify_service_identity
@@ -35,6 +35,7 @@ from twisted.web.iweb import IPolicyForHTTPS
 from zope.interface import implementer
 
 from tianwang.config import SettingError, get_bool
+from tianwang.httphandler import HTTPDownloadHandler
 from tianwang.scrapy_internals import set_tls_policy
 
 logger = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ class CheckingConnector:
         return True  # fetch anyway: the problem is noted, the page is still wanted
 
 
-class TLSCheckDownloadHandler(HTTP11DownloadHandler):
+class TLSCheckDownloadHandler(HTTPDownloadHandler):
     """Scrapy's HTTP/1.1 handler for https, with CheckingPolicy unless TIANWANG_TLS_CHECK
     is off; flags each response with its host's certificate problems."""
 

@@ -95,6 +95,12 @@ def _web_options(parser: argparse.ArgumentParser, required: bool = True) -> None
         "charset and Content-Encoding cases (tianwang/testweb/protocols.py)",
     )
     parser.add_argument(
+        "--floods",
+        action="store_true",
+        help="add hosts that attack a whole crawl: a 700,000-link page, subdomain redirect "
+        "and link farms, a cookie flood, servers that never answer (testweb/floods.py)",
+    )
+    parser.add_argument(
         "--hidden-roots",
         action="store_true",
         help="every third host's / answers 404, its homepage elsewhere (testweb/hiddenroot.py)",
@@ -158,7 +164,7 @@ def _web(args: argparse.Namespace) -> SyntheticWeb:
     return SyntheticWeb(args.seed, args.hosts, args.max_pages, junk=args.junk,
                         mirrors=args.mirrors, changing=args.changing,
                         protocols=getattr(args, "protocols", False),
-                        hidden_roots=args.hidden_roots,
+                        hidden_roots=args.hidden_roots, floods=args.floods,
                         https={None: False, "mixed": True}.get(args.https, args.https))
 
 

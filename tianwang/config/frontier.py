@@ -16,6 +16,25 @@ from tianwang.urls import url_weight
 MAX_HOST_FIRST = 16
 
 
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What the frontier may hold (frontier/limits.py); 0 = no limit."""
+
+    pending: int = 0  # TIANWANG_MAX_PENDING: pending requests in all
+    host_pending: int = 0  # TIANWANG_MAX_HOST_PENDING: pending requests of one host
+    domain_hosts: int = 0  # TIANWANG_MAX_DOMAIN_HOSTS: hosts of one registered domain
+    domain_pages: int = 0  # TIANWANG_MAX_DOMAIN_PAGES: requests of one, over the crawl
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Limits:
+        return cls(
+            pending=get_int(settings, "TIANWANG_MAX_PENDING", minimum=0),
+            host_pending=get_int(settings, "TIANWANG_MAX_HOST_PENDING", minimum=0),
+            domain_hosts=get_int(settings, "TIANWANG_MAX_DOMAIN_HOSTS", minimum=0),
+            domain_pages=get_int(settings, "TIANWANG_MAX_DOMAIN_PAGES", minimum=0),
+        )
+
+
 @dataclass(frozen=True)
 class FrontierConfig:
     sorted_picks: int
@@ -35,6 +54,7 @@ class FrontierConfig:
     link_weight: float = 0.0  # weight per doubling of a url's link cash; 0 = depth only
     link_other_host: float = 1.0  # shares a link to another host carries
     link_relative: float = 0.0  # how much of the first link's share the bonus discounts
+    limits: Limits = Limits()  # what the frontier may hold per host, domain and in all
 
     @property
     def links(self) -> bool:
@@ -72,6 +92,7 @@ class FrontierConfig:
             link_other_host=_number(settings, "TIANWANG_LINK_OTHER_HOST", minimum=1,
                                     maximum=1e6),
             link_relative=_number(settings, "TIANWANG_LINK_RELATIVE", minimum=0, maximum=1),
+            limits=Limits.from_settings(settings),
         )
 
     def weigher(self) -> Callable[[str], int]:

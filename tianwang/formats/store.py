@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
+from tianwang.formats.diskspace import check_free
 from tianwang.formats.pagefile import PageFile
 from tianwang.formats.record import OnDamage, Record, iter_records
 
@@ -58,7 +59,8 @@ def iter_tree(
 
 
 class RecordStore:
-    """Appends records to their hosts' page.dat, keeping at most max_open files open."""
+    """Appends records to their hosts' page.dat, keeping at most max_open files open, and
+    only while the file system keeps min_free bytes free (else DiskFull, nothing written)."""
 
     def __init__(
         self,
@@ -66,6 +68,7 @@ class RecordStore:
         compress: bool = True,
         max_open: int = 64,
         level: int = zlib.Z_DEFAULT_COMPRESSION,
+        min_free: int = 0,
     ) -> None:
         if max_open < 1:
             raise ValueError(f"max_open must be at least 1, not {max_open}")
@@ -73,6 +76,7 @@ class RecordStore:
         self.compress = compress
         self.level = level
         self.max_open = max_open
+        self.min_free = min_free
         self.records = 0
         self.bytes_written = 0
         self._open: OrderedDict[Path, PageFile] = OrderedDict()
@@ -82,7 +86,9 @@ class RecordStore:
         self._paths: dict[str, Path] = {}
 
     def write(self, host: str, record: Record) -> tuple[Path, int]:
-        """Append record to host's page.dat; return the file and the record's offset."""
+        """Append record to host's page.dat; return the file and the record's offset.
+        OSError (DiskFull below the watermark) when it cannot be: nothing is written then."""
+        check_free(self.data_dir, self.min_free)
         page = self._page(host.lower())
         offset = page.append(record)
         self.records += 1

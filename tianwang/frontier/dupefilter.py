@@ -57,10 +57,14 @@ class BloomDupeFilter:
     def save(self, path: Path, covered: int) -> None:
         """Write the filter and the count of log records it covers, atomically."""
         partial = path.with_name(path.name + ".partial")
-        with open(partial, "wb") as f:
-            f.write(_CHECKPOINT.pack(_MAGIC, covered))
-            self.bloom.tofile(f)
-        os.replace(partial, path)
+        try:
+            with open(partial, "wb") as f:
+                f.write(_CHECKPOINT.pack(_MAGIC, covered))
+                self.bloom.tofile(f)
+            os.replace(partial, path)
+        except OSError:  # a full disk: the checkpoint before stays, and the log covers the rest
+            partial.unlink(missing_ok=True)
+            raise
 
     def load(self, path: Path) -> int:
         """Read a checkpoint made with the same size; the records it covers (0 if none)."""

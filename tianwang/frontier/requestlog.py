@@ -57,23 +57,30 @@ class LogEntry:
 
 
 class MemoryStore:
-    """Requests kept as objects: the frontier without JOBDIR."""
+    """Requests kept in memory: the frontier without JOBDIR. Each is kept encoded (codec.py,
+    as the log keeps it): about 300 bytes where the Request object takes a few KB, and a
+    crawl may hold a million of them. One the codec cannot write is kept as it is."""
 
-    def __init__(self) -> None:
-        self._requests: dict[int, Request] = {}
+    def __init__(self, spider: Spider | None = None) -> None:
+        self.spider = spider
+        self._requests: dict[int, bytes | Request] = {}
         self._next = 0
 
     def put(self, request: Request, weight: int, slot: str, fingerprint: bytes | None) -> int:
         item = self._next
         self._next += 1
-        self._requests[item] = request
+        try:
+            self._requests[item] = codec.encode(request, self.spider)
+        except ValueError:  # a callback not on the spider, a meta value of no plain type
+            self._requests[item] = request
         return item
 
     def open(self, visit: Callable[[LogEntry], None]) -> None:
         """Nothing to read: a memory frontier starts empty."""
 
     def get(self, item: int) -> Request:
-        return self._requests.pop(item)
+        kept = self._requests.pop(item)
+        return kept if isinstance(kept, Request) else codec.decode(kept, self.spider)
 
     def done(self, items: list[int]) -> None:
         """Nothing to record: a memory frontier does not survive its process."""
@@ -137,7 +144,10 @@ class RequestLog:
         return read_done(self._done_path)
 
     def put(self, request: Request, weight: int, slot: str, fingerprint: bytes | None) -> int:
-        """Log the request (or keep it in memory if it cannot be serialized); its id."""
+        """Log the request (or keep it in memory if it cannot be serialized); its id.
+        OSError if the log cannot be written: the request is not logged then."""
+        if len(self._buffer) >= BUFFER_BYTES:
+            self.flush()  # first: an OSError then leaves this request unrecorded
         item = len(self)
         try:
             body = codec.encode(request, self.spider)
@@ -158,14 +168,18 @@ class RequestLog:
         record = b"".join((head, fingerprint or _NO_FP, slot_bytes, body))
         self._buffer += record
         self._offsets.append(self._offsets[-1] + len(record))
-        if len(self._buffer) >= BUFFER_BYTES:
-            self.flush()
         return item
 
     def flush(self) -> None:
-        """Hand the buffered records to the OS."""
+        """Hand the buffered records to the OS. On an OSError (a full disk) the file is cut
+        back to its last whole record and the records stay buffered, for a later flush."""
         if self._buffer:
-            _write_all(self._fd, self._buffer)
+            try:
+                _write_all(self._fd, self._buffer)
+            except OSError:
+                os.ftruncate(self._fd, self._flushed)
+                os.lseek(self._fd, self._flushed, os.SEEK_SET)
+                raise
             self._flushed = self._offsets[-1]
             self._buffer = bytearray()
 
@@ -187,12 +201,15 @@ class RequestLog:
             _write_all(self._done_fd, array("Q", items).tobytes())
 
     def close(self) -> None:
-        if self._fd >= 0:
-            self.flush()
-        for fd in (self._fd, self._done_fd):
-            if fd >= 0:
-                os.close(fd)
-        self._fd = self._done_fd = -1
+        """Flush and close; an OSError from the flush comes after both files are closed."""
+        try:
+            if self._fd >= 0:
+                self.flush()
+        finally:
+            for fd in (self._fd, self._done_fd):
+                if fd >= 0:
+                    os.close(fd)
+            self._fd = self._done_fd = -1
 
 
 def scan_log(path: Path) -> Iterator[tuple]:

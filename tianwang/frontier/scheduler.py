@@ -21,6 +21,10 @@ Dedup: a fixed-size Bloom filter of Scrapy's request fingerprints; ``dont_filter
 Under JOBDIR, requests live in an append-only log (requestlog.RequestLog) and a request is marked
 done once the engine has finished with it (its response parsed, its items through the
 pipelines, its links pushed), so a SIGKILL can at worst refetch the requests in flight.
+Once storage fails (tianwang.signals.storage_failed) or a close gives up what is in flight
+(tianwang.signals.abandon_in_flight), nothing more is marked done: a request whose page was
+not stored, or whose download was given up, stays pending for the job's next run. A request
+log that cannot be written is a storage failure too.
 """
 
 from __future__ import annotations
@@ -33,12 +37,15 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.job import job_dir
 
-from tianwang import meta, scrapy_internals
+from tianwang import meta, scrapy_internals, signals
 from tianwang.config.frontier import FrontierConfig
+from tianwang.formats.diskspace import describe, failure
 from tianwang.frontier.dupefilter import BloomDupeFilter
-from tianwang.frontier.levels import QueueSlots
+from tianwang.frontier.levels import SEPARATOR, QueueSlots
+from tianwang.frontier.limits import FrontierLimits
 from tianwang.frontier.linkscore import SEED_CASH, LinkCash
 from tianwang.frontier.queue import FrontierQueue, Key
 from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog, clip
@@ -107,6 +114,12 @@ class FrontierSchedulerBase(BaseScheduler):
         self.cash = (LinkCash(config.link_weight, config.link_other_host, config.link_relative)
                      if config.links else None)
         self._page_cash: dict[str, float] = {}
+        # Set once storage failed or a close gave up what was in flight: nothing is marked
+        # done from then on, so what was not stored is fetched again by the job's next run.
+        self.frozen = False
+        # What the queue may hold per host, registered domain and in all (limits.py).
+        self.limits = FrontierLimits(config.limits)
+        self._refusals_logged: set[str] = set()
 
     @classmethod
     def check_settings(cls, settings: Any, spider_name: str = "") -> None:
@@ -119,6 +132,8 @@ class FrontierSchedulerBase(BaseScheduler):
     def open(self, spider: Spider) -> None:
         self.spider = spider
         self.slots.open()
+        self.crawler.signals.connect(self.freeze, signal=signals.storage_failed)
+        self.crawler.signals.connect(self.freeze, signal=signals.abandon_in_flight)
         engine = engine_of(self.crawler)
         if engine is None:  # built alone: no engine, no requests in flight to watch
             return
@@ -147,6 +162,10 @@ class FrontierSchedulerBase(BaseScheduler):
             if loop.running:
                 loop.stop()
         self._collect_done()
+
+    def freeze(self, **_: Any) -> None:
+        """Mark no request done from now on (storage failed, or a close gave up)."""
+        self.frozen = True
 
     def has_pending_requests(self) -> bool:
         return len(self.queue) > 0
@@ -191,6 +210,23 @@ class FrontierSchedulerBase(BaseScheduler):
         share = self.cash.share(self._page_cash.get(parent, 0.0), outlinks, other_host)
         return share, share / self.cash.other_host if other_host else share
 
+    def admit(self, request: Request) -> bool:
+        """Whether the frontier may hold one more request of this host (limits.py); a
+        refusal is counted as tianwang/filter/<limit> and told by signal."""
+        host = urlparse_cached(request).hostname or ""
+        reason = None if request.dont_filter else self.limits.refusal(host)
+        if reason is None:
+            self.limits.admitted(host)
+            return True
+        self.counts[f"tianwang/filter/{reason}"] += 1
+        self.crawler.signals.send_catch_log(signals.request_refused, request=request,
+                                            reason=reason)
+        if reason not in self._refusals_logged:
+            self._refusals_logged.add(reason)
+            logger.info("Refused %s: the frontier holds all it may of %r (%s; logged once "
+                        "per limit)", request, host, reason)
+        return False
+
     def _page_cash_of(self, item: int, request: Request) -> float:
         """The cash of a request handed out: what its page's links share."""
         return self.cash.cash(item) if self.cash is not None else 0.0
@@ -200,6 +236,7 @@ class FrontierSchedulerBase(BaseScheduler):
         if self.cash is not None:
             self._page_cash[request.url] = self._page_cash_of(item, request)
         self._inflight[request] = (token, slot)
+        self.limits.left(urlparse_cached(request).hostname or "")
         self.slots.handed_out(request, self.queue_slots.downloader_slot(slot))
         self.counts["scheduler/dequeued"] += 1
         return request
@@ -214,7 +251,10 @@ class FrontierSchedulerBase(BaseScheduler):
         if not finished:
             return
         taken = [self._inflight.pop(request) for request in finished]
-        self._requests_done(finished, [token for token, _slot in taken])
+        if self.frozen:
+            self.counts["tianwang/frontier/left_pending"] += len(finished)
+        else:
+            self._requests_done(finished, [token for token, _slot in taken])
         for request, (_token, slot) in zip(finished, taken, strict=True):
             self._page_cash.pop(request.url, None)
             self.slots.reached(request)
@@ -256,6 +296,8 @@ class FrontierScheduler(FrontierSchedulerBase):
         if self.directory is not None:
             self.store = RequestLog(self.directory, spider)
             self._resume(self.store)
+        else:
+            self.store = MemoryStore(spider)
         super().open(spider)
 
     def _resume(self, log: RequestLog) -> None:
@@ -270,6 +312,7 @@ class FrontierScheduler(FrontierSchedulerBase):
                 self.dupefilter.add(entry.fingerprint)
             if not entry.done:
                 pending += 1
+                self.limits.admitted(entry.slot.partition(SEPARATOR)[0])
                 self._push(entry.item, entry.weight, entry.priority, entry.slot)
                 if self.cash is not None:  # the cash is not logged: only later links count
                     key = None if entry.fingerprint is None else LinkCash.key(entry.fingerprint)
@@ -288,9 +331,12 @@ class FrontierScheduler(FrontierSchedulerBase):
     def close(self, reason: str) -> None:
         super().close(reason)
         self._record_stats()
-        if isinstance(self.store, RequestLog) and self.directory is not None:
-            self.dupefilter.save(self.directory / "bloom.bin", len(self.store))
-        self.store.close()
+        try:
+            if isinstance(self.store, RequestLog) and self.directory is not None:
+                self.dupefilter.save(self.directory / "bloom.bin", len(self.store))
+            self.store.close()
+        except OSError as error:  # the log keeps what it holds; the filter is rebuilt from it
+            logger.error("%s", describe(error, f"request log ({self.directory})"))
         self.slots.close()
 
     def enqueue_request(self, request: Request) -> bool:
@@ -304,6 +350,8 @@ class FrontierScheduler(FrontierSchedulerBase):
                 if self.cash is not None:
                     self._credit(request, fingerprint)
                 return False
+        if not self.admit(request):
+            return False
         share, first = self.link_share(request) if self.cash is not None else (0.0, 1.0)
         bonus = self.cash.first_bonus(share, first) if self.cash is not None else 0
         weight, priority = clip(
@@ -311,7 +359,11 @@ class FrontierScheduler(FrontierSchedulerBase):
         )
         name = self.slot_name(request)
         # The log first: the filter may only hold urls whose request is safely logged.
-        item = self.store.put(request, weight, name, fingerprint)
+        try:
+            item = self.store.put(request, weight, name, fingerprint)
+        except OSError as error:  # the page that linked it is fetched again on the next run
+            self._log_failed(error)
+            return False
         if fingerprint is not None:
             self.dupefilter.add(fingerprint)
             self.counts["tianwang/frontier/dedup/added"] += 1
@@ -353,7 +405,18 @@ class FrontierScheduler(FrontierSchedulerBase):
         return self._hand_out(item, self.store.get(item), item)
 
     def _requests_done(self, requests: list[Request], tokens: list[Any]) -> None:
-        self.store.done(tokens)
+        try:
+            self.store.done(tokens)
+        except OSError as error:
+            self._log_failed(error)
+
+    def _log_failed(self, error: OSError) -> None:
+        """The request log cannot be written: a storage failure (the crawl stops)."""
+        self.counts["tianwang/frontier/log_failed"] += 1
+        if not self.frozen:
+            self.crawler.signals.send_catch_log(
+                signals.storage_failed, **failure(error, f"request log ({self.directory})"))
+            self.frozen = True
 
     def _filtered(self, request: Request) -> None:
         self.counts["tianwang/frontier/dedup/filtered"] += 1

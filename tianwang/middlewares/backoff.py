@@ -17,6 +17,9 @@ goes on to RetryMiddleware as any 429/503 would (a host that never recovers cann
 request for ever). A 429/503 without a usable Retry-After is left to RetryMiddleware too.
 robots.txt's own 429/503 pauses the host but is handed to RobotsMiddleware, which retries it.
 
+A close that gives up what is in flight (tianwang.signals.abandon_in_flight) ends the
+requests held here at once (Abandoned: a resumed job fetches them).
+
 Counted: tianwang/backoff/paused, tianwang/backoff/status/<code>, tianwang/backoff/seconds
 (total pause asked for, after the cap), tianwang/backoff/capped, tianwang/backoff/gave_up.
 """
@@ -31,9 +34,12 @@ from typing import Any
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import defer
 
 from tianwang import meta
+from tianwang import signals as tw_signals
 from tianwang.config import get_int, get_seconds
+from tianwang.httphandler import Abandoned
 
 logger = logging.getLogger(__name__)
 
@@ -64,12 +70,22 @@ class BackoffMiddleware:
         self._paused: dict[str, float] = {}  # downloader slot -> monotonic end of its pause
         self._closed: dict[str, tuple[Any, int]] = {}  # paused slot -> (it, its concurrency)
         self._logged = False
+        self._holds: set[defer.Deferred] = set()  # the waits of held requests, to cancel
+        self.abandoning = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> BackoffMiddleware:
         settings = crawler.settings
-        return cls(crawler, get_seconds(settings, "TIANWANG_MAX_RETRY_AFTER", minimum=0),
-                   get_int(settings, "TIANWANG_BACKOFF_MAX_PAUSES", minimum=0))
+        middleware = cls(crawler, get_seconds(settings, "TIANWANG_MAX_RETRY_AFTER", minimum=0),
+                         get_int(settings, "TIANWANG_BACKOFF_MAX_PAUSES", minimum=0))
+        crawler.signals.connect(middleware.abandon, signal=tw_signals.abandon_in_flight)
+        return middleware
+
+    def abandon(self) -> None:
+        """The crawl is closing and gives up what is in flight: no request waits any more."""
+        self.abandoning = True
+        for hold in list(self._holds):
+            hold.cancel()
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
         if response.status not in BACKOFF_STATUSES:
@@ -107,7 +123,22 @@ class BackoffMiddleware:
                 self._resume(key)  # before the request enters the slot: its concurrency back
                 return
             self.stats.inc_value("tianwang/backoff/held")
-            await _sleep(wait)
+            await self._hold(wait)
+
+    async def _hold(self, seconds: float) -> None:
+        """Wait, or end in Abandoned when the crawl gives up what is in flight."""
+        if self.abandoning:
+            raise Abandoned
+        from twisted.internet import reactor, task
+
+        hold = task.deferLater(reactor, seconds, lambda: None)
+        self._holds.add(hold)
+        try:
+            await maybe_deferred_to_future(hold)
+        except defer.CancelledError:
+            raise Abandoned from None
+        finally:
+            self._holds.discard(hold)
 
     def pause(self, request: Request, seconds: float) -> None:
         """Pause the request's host (its downloader slot) for `seconds` from now.
@@ -147,8 +178,3 @@ class BackoffMiddleware:
             later = self.crawler.engine.downloader.per_slot_settings.get(key, {})
             slot.concurrency = min(concurrency, later.get("concurrency", concurrency))
 
-
-async def _sleep(seconds: float) -> None:
-    from twisted.internet import reactor, task
-
-    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))

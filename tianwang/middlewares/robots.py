@@ -26,6 +26,9 @@ The frontier skips hosts whose slot is full, so a slow host never holds back the
 
 The parsed rules go out on Scrapy's `robots_parsed` signal as before; the parser sent has
 `sitemaps` (the `Sitemap:` lines), which the site spider reads when TIANWANG_SITEMAPS is on.
+
+A close that gives up what is in flight (tianwang.signals.abandon_in_flight) ends every
+wait here at once: the waiting requests end in Abandoned, and a resumed job fetches them.
 """
 
 from __future__ import annotations
@@ -46,7 +49,9 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet import defer, task
 
 from tianwang import meta
+from tianwang import signals as tw_signals
 from tianwang.config import get_int, get_seconds
+from tianwang.httphandler import Abandoned
 from tianwang.middlewares.failures import DownloadFailed
 
 logger = logging.getLogger(__name__)
@@ -114,10 +119,35 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         self.delayed: dict[str, dict[str, Any]] = {}
         self._concurrency = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
         self._logged: set[str] = set()
+        self._waits: set[defer.Deferred] = set()  # what requests wait on here, to cancel
+        self.abandoning = False
+        crawler.signals.connect(self.abandon, signal=tw_signals.abandon_in_flight)
+
+    def abandon(self) -> None:
+        """The crawl is closing and gives up what is in flight: end every wait now."""
+        self.abandoning = True
+        for waiting in list(self._waits):
+            waiting.cancel()
+
+    async def _wait(self, waiting: defer.Deferred) -> None:
+        """Wait for `waiting`, or end in Abandoned when the crawl gives up what is in flight."""
+        self._waits.add(waiting)
+        try:
+            await maybe_deferred_to_future(waiting)
+        except defer.CancelledError:
+            if self.abandoning:
+                raise Abandoned from None
+            raise
+        finally:
+            self._waits.discard(waiting)
+        if self.abandoning:
+            raise Abandoned
 
     async def process_request(self, request: Request) -> None:  # type: ignore[override]
         if request.meta.get("dont_obey_robotstxt") or request.url.startswith(("data:", "file:")):
             return
+        if self.abandoning:
+            raise Abandoned
         url = urlparse_cached(request)
         origin = f"{url.scheme}://{url.netloc}"  # RFC 9309: one robots.txt per scheme too
         robots = await self._robots(request, origin)
@@ -128,7 +158,7 @@ class RobotsMiddleware(RobotsTxtMiddleware):
                                "%d tries (logged once)", request, robots.failures)
                 raise IgnoreRequest("robots.txt unavailable")
             self._stats.inc_value("tianwang/robots/unavailable_waits")
-            await _sleep(max(0.0, robots.expires - time.monotonic()))
+            await self._wait(_sleep(max(0.0, robots.expires - time.monotonic())))
             robots = await self._robots(request, origin)
         if robots.parser is not None and not robots.parser.allowed(request.url, self.user_agent):
             self._stats.inc_value("robotstxt/forbidden")
@@ -158,7 +188,7 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         if robots.waiters is not None:  # another request is fetching it: wait for that
             waiter: defer.Deferred = defer.Deferred()
             robots.waiters.append(waiter)
-            await maybe_deferred_to_future(waiter)
+            await self._wait(waiter)
             return robots
         if time.monotonic() < robots.expires:
             return robots
@@ -184,6 +214,8 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         self._stats.inc_value("robotstxt/request_count")
         try:
             response = await self.crawler.engine.download_async(robots_request)
+        except Abandoned:  # the crawl is closing: nothing learnt of this robots.txt
+            raise
         except DownloadFailed as exc:  # no answer, counted by FailureMiddleware: unavailable
             self._failed(robots, origin, str(exc))
         except IgnoreRequest:  # refused by a filter: as Scrapy does, no rules
@@ -281,7 +313,7 @@ def _text(user_agent: str | bytes) -> str:
     return user_agent.decode("latin-1") if isinstance(user_agent, bytes) else user_agent
 
 
-async def _sleep(seconds: float) -> None:
+def _sleep(seconds: float) -> defer.Deferred:
     from twisted.internet import reactor
 
-    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
+    return task.deferLater(reactor, seconds, lambda: None)

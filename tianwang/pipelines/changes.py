@@ -19,9 +19,11 @@ from typing import Any
 
 from scrapy.exceptions import DropItem, NotConfigured
 
+from tianwang import signals as tw_signals
 from tianwang.analysis.blocks import block_links, content_hash, segment
 from tianwang.analysis.entry import in_host_links, is_entry, new_link_share
 from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str, get_share
+from tianwang.formats.diskspace import WriteError, describe, failure
 from tianwang.formats.history import HistoryStore, Visit
 from tianwang.httpheaders import charset, header, media_type, visit_time
 from tianwang.items import NotModifiedItem, PageItem, SitemapLastmodItem
@@ -34,6 +36,8 @@ class ChangeStatsPipeline:
         self.data_dir, self.min_links, self.min_share = data_dir, min_links, min_share
         self.store: HistoryStore | None = None
         self.stats: Any = None
+        self.signals: Any = None
+        self.failed = False  # the history could not be written: no page is stored since
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> ChangeStatsPipeline:
@@ -43,7 +47,7 @@ class ChangeStatsPipeline:
         pipeline = cls(get_nonempty_str(settings, "TIANWANG_DATA_DIR"),
                        get_int(settings, "TIANWANG_ENTRY_MIN_LINKS", minimum=1),
                        get_share(settings, "TIANWANG_ENTRY_NEW_SHARE"))
-        pipeline.stats = crawler.stats
+        pipeline.stats, pipeline.signals = crawler.stats, crawler.signals
         return pipeline
 
     def open_spider(self) -> None:
@@ -55,9 +59,25 @@ class ChangeStatsPipeline:
 
     def close_spider(self) -> None:
         if self.store is not None:
-            self.store.close()
+            try:
+                self.store.close()
+            except WriteError as error:
+                logger.error("%s", describe(error, "visit history"))
 
     def process_item(self, item: Any) -> Any:
+        if self.failed:
+            raise DropItem("not stored: the visit history could not be written",
+                           log_level="DEBUG")
+        try:
+            return self._record(item)
+        except WriteError as error:  # a full disk: the crawl stops, this page is not stored
+            self.failed = True
+            self.signals.send_catch_log(tw_signals.storage_failed,
+                                        **failure(error, "visit history"))
+            raise DropItem("not stored: the visit history could not be written",
+                           log_level="DEBUG") from None
+
+    def _record(self, item: Any) -> Any:
         if isinstance(item, NotModifiedItem):
             self._not_modified(item)
             raise DropItem("not modified", log_level="DEBUG")  # nothing to store

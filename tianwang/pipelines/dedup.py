@@ -19,6 +19,10 @@ indexed then, and no later copy of its body is stored. Between the check and the
 md5 waits in memory, so an identical body close behind is dropped too. The offset indexed for
 a host's file is its size when the item_scraped signal comes: right as long as items go
 through the pipelines one at a time, which they do while every pipeline is synchronous.
+
+An index or mirror table that cannot be written (a full disk) is a storage failure
+(tianwang.signals.storage_failed: the crawl stops): the records stay as they are, and the
+index catches up with them on the next open.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from typing import Any
 from scrapy import signals
 from scrapy.exceptions import DropItem, NotConfigured
 
+from tianwang import signals as tw_signals
 from tianwang.config import SettingError, get_bool, get_nonempty_str
+from tianwang.formats.diskspace import WriteError, describe, failure
 from tianwang.formats.md5store import MD5Store
 from tianwang.formats.store import page_path
 from tianwang.items import PageItem
@@ -45,6 +51,8 @@ class MD5DedupPipeline:
         self.data_dir = Path(data_dir)
         self.store: MD5Store | None = None
         self.stats: Any = None
+        self.signals: Any = None
+        self.failed = False  # the index could not be written: it is left as it is
         self._pending: dict[bytes, str] = {}  # md5 -> url: passed the check, not yet stored
         self._inflight: dict[int, bytes] = {}  # id(item) -> md5, for the signals
         self._files: dict[str, tuple[str, Path]] = {}  # host -> its page.dat, named and path
@@ -56,6 +64,7 @@ class MD5DedupPipeline:
             raise NotConfigured  # switched off on purpose: no warning, absent from "Enabled"
         pipeline = cls(get_nonempty_str(settings, "TIANWANG_DATA_DIR"))
         pipeline.stats = crawler.stats
+        pipeline.signals = crawler.signals
         crawler.signals.connect(pipeline.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(pipeline.item_failed, signal=signals.item_error)
         crawler.signals.connect(pipeline.item_failed, signal=signals.item_dropped)
@@ -73,7 +82,10 @@ class MD5DedupPipeline:
 
     def close_spider(self) -> None:
         if self.store is not None:
-            self.store.close()
+            try:
+                self.store.close()
+            except WriteError as error:  # caught up with the records on the next open
+                logger.error("%s", describe(error, "MD5 index"))
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem):
@@ -89,7 +101,7 @@ class MD5DedupPipeline:
             self.stats.inc_value("tianwang/dedup/refetched")
         else:
             self.stats.inc_value("tianwang/dedup/duplicates")
-            self.store.add_mirror(md5, item.url, kept)
+            self._write(self.store.add_mirror, md5, item.url, kept)
         # DEBUG, not Scrapy's default WARNING: a mirror is normal, not a problem per page.
         raise DropItem(f"same body as {kept}", log_level="DEBUG")
 
@@ -117,7 +129,18 @@ class MD5DedupPipeline:
         name, path = self._file(item.url)
         # The mtime comes with the size from one stat: the index tells by it, on open, a
         # file changed since (by a crash or in place) from one it knows.
-        self.store.add(md5, item.url, name, *_stat(path))
+        self._write(self.store.add, md5, item.url, name, *_stat(path))
+
+    def _write(self, write: Any, *args: Any) -> None:
+        """An index write; a failure stops the crawl (once) and the index is left alone."""
+        if self.failed:
+            return
+        try:
+            write(*args)
+        except WriteError as error:
+            self.failed = True
+            self.signals.send_catch_log(tw_signals.storage_failed,
+                                        **failure(error, "MD5 index"))
 
     def _file(self, url: str) -> tuple[str, Path]:
         host = url_host(url)

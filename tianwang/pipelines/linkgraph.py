@@ -14,19 +14,27 @@ missing from the graph), never a line without a record. A page the dedup pipelin
 gets no line: its body, hence its out-links, are the kept page's, which has its own line;
 links to the duplicate's url still count in other pages' lines, and mirrors.tsv maps the
 duplicate to the kept url.
+
+A line that cannot be written (a full disk) is a storage failure: the crawl stops (the
+page's record, written before, stays; its line is missing from the graph).
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 from scrapy.exceptions import NotConfigured
 
+from tianwang import signals as tw_signals
 from tianwang.config import get_bool, get_int, get_nonempty_str
+from tianwang.formats.diskspace import WriteError, describe, failure
 from tianwang.formats.linksfile import LinkGraphWriter
 from tianwang.items import PageItem
 from tianwang.urls import url_host
+
+logger = logging.getLogger(__name__)
 
 
 class LinkGraphPipeline:
@@ -35,6 +43,8 @@ class LinkGraphPipeline:
         self.max_open = max_open
         self.writer: LinkGraphWriter | None = None
         self.stats: Any = None
+        self.signals: Any = None
+        self.failed = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> LinkGraphPipeline:
@@ -45,7 +55,7 @@ class LinkGraphPipeline:
             data_dir=get_nonempty_str(settings, "TIANWANG_DATA_DIR"),
             max_open=get_int(settings, "TIANWANG_MAX_OPEN_FILES", minimum=1),
         )
-        pipeline.stats = crawler.stats
+        pipeline.stats, pipeline.signals = crawler.stats, crawler.signals
         return pipeline
 
     def open_spider(self) -> None:
@@ -53,12 +63,21 @@ class LinkGraphPipeline:
 
     def close_spider(self) -> None:
         if self.writer is not None:
-            self.writer.close()
+            try:
+                self.writer.close()
+            except OSError as error:
+                logger.error("%s", describe(error, "link graph"))
 
     def process_item(self, item: Any) -> Any:
-        if isinstance(item, PageItem):
+        if isinstance(item, PageItem) and not self.failed:
             assert self.writer is not None
-            self.writer.add(url_host(item.url), item.url, item.parent, item.links)
+            try:
+                self.writer.add(url_host(item.url), item.url, item.parent, item.links)
+            except WriteError as error:
+                self.failed = True
+                self.signals.send_catch_log(tw_signals.storage_failed,
+                                            **failure(error, "link graph"))
+                return item
             self.stats.inc_value("tianwang/linkgraph/pages")
             self.stats.inc_value("tianwang/linkgraph/links", len(item.links))
         return item

@@ -2,6 +2,12 @@
 
 Once a page's record is written it sends tianwang.signals.page_stored: whoever must know
 (the Redis scheduler marks the leased request stored) listens, no component is called.
+
+A record is written only while the data directory's file system keeps TIANWANG_MIN_FREE_DISK
+bytes free. Below it, or on any write error (a full disk, EIO, a read-only file system), the
+page is not stored, tianwang.signals.storage_failed goes out once (the crawl stops; the
+schedulers mark nothing done from then on) and every later page is refused too: a page is
+never counted stored, nor its request done, unless its record is on disk.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from scrapy.exceptions import DropItem
 from tianwang import signals
 from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str
 from tianwang.formats import Record, RecordStore, build_http_response, format_date
+from tianwang.formats.diskspace import DiskFull, check_free, failure
 from tianwang.formats.record import MAX_DATA
 from tianwang.items import PageItem
 from tianwang.urls import url_host
@@ -24,11 +31,14 @@ logger = logging.getLogger(__name__)
 
 
 class TianwangStoragePipeline:
-    def __init__(self, data_dir: str, compress: bool, max_open: int, level: int) -> None:
+    def __init__(self, data_dir: str, compress: bool, max_open: int, level: int,
+                 min_free: int = 0) -> None:
         self.data_dir = Path(data_dir)
         self.compress = compress
         self.level = level
         self.max_open = max_open
+        self.min_free = min_free
+        self.failed: str | None = None  # the one-line reason storing stopped, once it has
         self.store: RecordStore | None = None
         self.stats: Any = None
         self.signals: Any = None
@@ -43,6 +53,7 @@ class TianwangStoragePipeline:
             compress=get_bool(settings, "TIANWANG_COMPRESS"),
             max_open=get_int(settings, "TIANWANG_MAX_OPEN_FILES", minimum=1),
             level=get_int(settings, "TIANWANG_COMPRESS_LEVEL", minimum=1, maximum=9),
+            min_free=get_int(settings, "TIANWANG_MIN_FREE_DISK", minimum=0),
         )
         pipeline.stats = crawler.stats
         pipeline.signals = crawler.signals
@@ -55,12 +66,16 @@ class TianwangStoragePipeline:
                 "TIANWANG_DATA_DIR", str(pipeline.data_dir),
                 f"a writable directory ({exc.strerror})"
             ) from None
+        try:
+            check_free(pipeline.data_dir, pipeline.min_free)
+        except DiskFull as full:
+            raise SettingError("TIANWANG_DATA_DIR", str(pipeline.data_dir),
+                               f"a file system with room ({full.strerror})") from None
         return pipeline
 
     def open_spider(self) -> None:
-        self.store = RecordStore(
-            self.data_dir, compress=self.compress, max_open=self.max_open, level=self.level
-        )
+        self.store = RecordStore(self.data_dir, compress=self.compress, max_open=self.max_open,
+                                 level=self.level, min_free=self.min_free)
         self.started = time.monotonic()
 
     def process_item(self, item: Any) -> Any:
@@ -96,10 +111,26 @@ class TianwangStoragePipeline:
                                "not stored (counted in tianwang/storage/too_big)",
                                item.url, len(record.data), MAX_DATA)
             raise DropItem(f"over the record limit of {MAX_DATA} bytes", log_level="DEBUG")
-        self.store.write(url_host(item.url), record)
+        if self.failed is not None:
+            self.stats.inc_value("tianwang/storage/not_stored")
+            raise DropItem(f"not stored: {self.failed}", log_level="DEBUG")
+        try:
+            self.store.write(url_host(item.url), record)
+        except OSError as exc:
+            self._failed(exc)
+            raise DropItem(f"not stored: {self.failed}", log_level="DEBUG") from None
         self.stats.inc_value("tianwang/storage/records")
         self.stats.inc_value("tianwang/storage/body_bytes", len(item.body))
         self.signals.send_catch_log(signals.page_stored, item=item)
+
+
+    def _failed(self, error: OSError) -> None:
+        """Storing stops for good: counted, said once by signal (the crawl stops)."""
+        said = failure(error, "record")
+        self.failed = said["message"]
+        self.stats.inc_value(f"tianwang/storage/failed/{said['reason']}")
+        self.stats.inc_value("tianwang/storage/not_stored")
+        self.signals.send_catch_log(signals.storage_failed, **said)
 
 
 def to_record(item: PageItem) -> Record:

@@ -43,7 +43,7 @@ from tianwang.spiders.sitemaps import SitemapConfig, SitemapReader
 from tianwang.urls import canonical_url, session_id_pattern, strip_session_ids, url_host
 
 _SKIPPED_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
-_LINK_XPATH = "//a/@href | //area/@href"
+_LINK_TAGS = ("a", "area")  # the elements whose href is a link
 # What a reader sees of a page: its text nodes, not markup, attribute values or scripts.
 _TEXT_XPATH = "//text()[not(ancestor::script or ancestor::style)]"
 _DOMAIN = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)*\Z")
@@ -54,6 +54,7 @@ class SiteSpider(Spider):
     # Set by from_crawler from the settings (defaults in tianwang/default_settings.py).
     seed_urls: list[str]
     max_levels: int
+    max_links: int  # links taken from one page (TIANWANG_MAX_PAGE_LINKS); 0: all
     stay_in_host: bool
     store_types: frozenset[str]
     keywords: tuple[str, ...]
@@ -83,6 +84,7 @@ class SiteSpider(Spider):
         if domains:  # Scrapy's offsite filter reads it; none leaves a subclass's own list
             spider.allowed_domains = domains
         spider.max_levels = get_int(settings, "TIANWANG_MAX_LEVELS", minimum=0)
+        spider.max_links = get_int(settings, "TIANWANG_MAX_PAGE_LINKS", minimum=0)
         spider.stay_in_host = get_bool(settings, "TIANWANG_STAY_IN_HOST")
         spider.store_types = frozenset(get_media_types(settings, "TIANWANG_STORE_TYPES"))
         spider.keywords = get_keywords(settings, "TIANWANG_KEYWORDS")
@@ -142,7 +144,7 @@ class SiteSpider(Spider):
     def parse(self, response: Response) -> Iterator[PageItem | Request]:
         level = response.meta.get(meta.DEPTH, 0) + 1
         mime = media_type(response)
-        links = extract_links(response) if mime == "text/html" else []
+        links = self.links_of(response) if mime == "text/html" else []
         if links and self.session_ids is not None:
             links = self.without_session_ids(links)
         if response.meta.get(meta.STORED):
@@ -162,6 +164,14 @@ class SiteSpider(Spider):
         request_meta = {**(boost or {}), meta.PARENT: response.url, meta.OUTLINKS: len(follow)}
         for url in follow:
             yield Request(url, callback=self.parse, meta=request_meta)
+
+    def links_of(self, response: Response) -> list[str]:
+        """The page's links, at most TIANWANG_MAX_PAGE_LINKS (those past it counted)."""
+        links, left_out = extract_links(response, self.max_links)
+        if left_out:
+            self.crawler.stats.inc_value("tianwang/links/pages_cut")
+            self.crawler.stats.inc_value("tianwang/links/left_out", left_out)
+        return links
 
     def without_session_ids(self, links: list[str]) -> list[str]:
         """The links with session ids stripped (issue 16): one url per page, not one a visit."""
@@ -250,16 +260,23 @@ def page_text(response: Response, mime: str) -> str:
     return response.text
 
 
-def extract_links(response: Response) -> list[str]:
-    """Absolute http(s) out-links of an HTML page: fragment removed, duplicates dropped."""
+def extract_links(response: Response, limit: int = 0) -> tuple[list[str], int]:
+    """Absolute http(s) out-links of an HTML page (`<a href>`, `<area href>`, in document
+    order): fragment removed, duplicates dropped, at most `limit` of them (0: all); and how
+    many links were left out past the limit."""
     if not isinstance(response, TextResponse):
-        return []
+        return [], 0
     links: dict[str, None] = {}
-    for href in response.xpath(_LINK_XPATH).getall():
+    anchors = (element.get("href") for element in response.selector.root.iter(*_LINK_TAGS))
+    for href in anchors:
+        if href is None:
+            continue
         url = _absolute(response, href.strip())
         if url:
             links[url] = None
-    return list(links)
+            if len(links) == limit:
+                return list(links), sum(1 for href in anchors if href is not None)
+    return list(links), 0
 
 
 def _absolute(response: TextResponse, href: str) -> str | None:

@@ -26,11 +26,13 @@ from tianwang.testweb.sitebuilder import Site, SiteBuilder
 
 if TYPE_CHECKING:
     from tianwang.testweb.changing import Changes
+    from tianwang.testweb.floods import FloodWeb
     from tianwang.testweb.hiddenroot import HiddenRoots
     from tianwang.testweb.https import HttpsWeb
     from tianwang.testweb.junk import JunkWeb
     from tianwang.testweb.mirrorsites import Mirrors
     from tianwang.testweb.protocols import ProtocolWeb
+
 
 class SyntheticWeb:
     """`hosts` sites, built lazily: constructing even a 5,000-host web builds no site."""
@@ -39,7 +41,7 @@ class SyntheticWeb:
                  host_cache: int = 8192, response_cache: int = 4096, junk: bool = False,
                  mirrors: bool = False, changing: bool = False,
                  protocols: bool = False, hidden_roots: bool = False,
-                 https: bool | str = False) -> None:
+                 https: bool | str = False, floods: bool = False) -> None:
         if hosts < 1:
             raise ValueError(f"hosts must be >= 1, got {hosts}")
         if max_pages < 1:
@@ -71,6 +73,13 @@ class SyntheticWeb:
             from tianwang.testweb.protocols import ProtocolWeb
 
             self.protocols = ProtocolWeb()
+        # Opt-in hosts that attack a whole crawl: link bombs, host farms, cookie floods,
+        # servers that never answer (tianwang/testweb/floods.py).
+        self.floods: FloodWeb | None = None
+        if floods:
+            from tianwang.testweb.floods import FloodWeb
+
+            self.floods = FloodWeb()
         # Opt-in sites whose `/` fails and whose homepage is elsewhere (testweb/hiddenroot.py).
         self.hidden_roots: HiddenRoots | None = None
         if hidden_roots:
@@ -124,6 +133,10 @@ class SyntheticWeb:
         """The response for an absolute url: 502 for unknown hosts, 404 for unknown paths."""
         if self.protocols is not None:  # some answers change with each request: not cached
             answer = self.protocols.respond(url)
+            if answer is not None:
+                return answer
+        if self.floods is not None:  # a 9 MB page is no cache's business
+            answer = self.floods.respond(url)
             if answer is not None:
                 return answer
         response = self._responses.get(url)

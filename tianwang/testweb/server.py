@@ -18,6 +18,7 @@ from typing import IO, Any
 from twisted.web import resource, server
 from twisted.web.server import Request
 
+from tianwang.testweb.floods import Silent
 from tianwang.testweb.model import SyntheticWeb
 
 logger = logging.getLogger(__name__)
@@ -80,9 +81,14 @@ class ProxyResource(resource.Resource):
             self.log.write(method, url, 405, 0)
             return b""
         answer = self._answer(request, url)
+        cookie = request.getHeader(b"cookie")
+        seen = {"cookie_bytes": len(cookie)} if cookie else {}
+        if isinstance(answer, Silent):  # logged as it comes: nothing else would say it did
+            self.log.write(method, url, 0, 0, silent=True, **seen)
+            return server.NOT_DONE_YET
         request.setResponseCode(answer.status)
-        for name, value in answer.headers:
-            request.setHeader(name.encode("ascii"), value.encode("ascii"))
+        for name, value in answer.headers:  # a name given twice (Set-Cookie) is sent twice
+            request.responseHeaders.addRawHeader(name.encode("ascii"), value.encode("ascii"))
         if answer.header("Content-Type") is None:
             request.defaultContentType = None  # else twisted sends text/html for it
         if method == "HEAD":
@@ -93,8 +99,8 @@ class ProxyResource(resource.Resource):
         chunks = getattr(answer, "chunks", None)  # a large body, written as it is taken
         if chunks is not None:
             return stream(request, chunks(), answer.length, lambda **done: self.log.write(
-                method, url, answer.status, answer.length, **done))
-        self.log.write(method, url, answer.status, len(answer.body))
+                method, url, answer.status, answer.length, **seen, **done))
+        self.log.write(method, url, answer.status, len(answer.body), **seen)
         return answer.body
 
 
