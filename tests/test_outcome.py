@@ -54,3 +54,22 @@ def test_a_second_run_over_a_stored_tree_kept_its_pages_and_refusals_are_not_fai
     assert result.status == OK
     assert result.line == ("crawl done (finished): stored 0, kept 39 already stored, "
                            "refused 53 (host_budget 53), failed 0")
+
+
+def test_a_full_disk_is_a_failure_that_says_what_was_not_stored() -> None:
+    stats = {"finish_reason": "disk_full", "tianwang/storage/records": 191,
+             "tianwang/storage/not_stored": 48, "tianwang/storage/failed/disk_full": 1}
+    result = outcome(stats, storing=True)
+    assert result.status == FAILED
+    assert result.line == ("crawl FAILED (stopped: disk_full): stored 191, kept 0 already "
+                           "stored, refused 0, failed 0, not stored 48")
+
+
+def test_requests_a_close_gave_up_are_said_and_are_no_failures() -> None:
+    stats = {"finish_reason": "closespider_timeout", "tianwang/storage/records": 5,
+             "tianwang/close/abandoned": 3,
+             "downloader/exception_type_count/tianwang.httphandler.Abandoned": 3}
+    result = outcome(stats, storing=True)
+    assert result.status == OK
+    assert result.line == ("crawl done (closespider_timeout): stored 5, kept 0 already "
+                           "stored, refused 0, failed 0, given up in flight 3")

@@ -128,3 +128,74 @@ def test_kill_9_mid_crawl_loses_no_complete_record(tmp_path: Path) -> None:
     assert verify.returncode == 0, verify.stderr
     after = {path: len(read_records(path.read_bytes())) for path in before}
     assert after == before and sum(after.values()) > 100
+
+
+# --- a full disk: the crawl stops, loses nothing, and the same command stores the rest ---
+
+DISK_SEED, DISK_HOSTS, DISK_PAGES = 11, 40, 60  # about 680 pages, 2.7 MB on disk
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 1 MB file system (tmpfs) at tmp_path/disk, and a way to grow it; root only."""
+    import subprocess
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here: {mounted.stderr.strip()}")
+
+    def grow(size: str) -> None:
+        subprocess.run(["mount", "-o", f"remount,size={size}", str(disk)], check=True)
+
+    try:
+        yield disk, grow
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def stored_urls(data: Path) -> list[str]:
+    return [record["header"]["url"] for path in sorted(data.glob("data_*/*/page.dat"))
+            for record in read_records(path.read_bytes())]
+
+
+@pytest.mark.parametrize("watermark", ["0", "200000"], ids=["ENOSPC", "below_watermark"])
+def test_a_full_disk_stops_the_crawl_and_the_same_command_stores_the_rest(
+        tmp_path: Path, small_disk, watermark: str) -> None:
+    """Records, the MD5 index and the JOBDIR's request log on one 1 MB file system: the
+    crawl stops at the first write that fails (or below the watermark) with one line and
+    status 1, marks nothing done it did not store, and after the disk grows, the same
+    command stores exactly the pages the truth says, each once."""
+    import subprocess
+
+    from tests.truth import load_truth, reach
+    from tianwang.testweb.launcher import write_seeds
+
+    disk, grow = small_disk
+    truth = load_truth(DISK_SEED, DISK_HOSTS, DISK_PAGES)
+    homepages = SyntheticWeb(DISK_SEED, DISK_HOSTS, DISK_PAGES).homepages()
+    seeds = write_seeds(tmp_path / "seeds.txt", homepages)
+    with TestWebProcess(DISK_SEED, DISK_HOSTS, DISK_PAGES) as web:
+        settings = {"TIANWANG_PROXY": web.address, "TIANWANG_DATA_DIR": str(disk / "data"),
+                    "JOBDIR": str(disk / "job"), "TIANWANG_MAX_LEVELS": "0",
+                    "TIANWANG_MIN_FREE_DISK": watermark}
+        command, env = crawl_command("site", {"seeds": str(seeds)}, settings)
+        first = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                               timeout=300)
+        grow("64m")
+        second = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                                timeout=300)
+    assert first.returncode == 1, first.stderr[-3000:]
+    assert "Traceback" not in first.stderr and len(first.stderr) < 60_000
+    said = [line for line in first.stderr.splitlines() if "ERROR: disk full:" in line]
+    assert len(said) == 1, first.stderr[-3000:]
+    assert first.stderr.rstrip().splitlines()[-1].split("ERROR: ")[-1].startswith(
+        "crawl FAILED (stopped: disk_full)")
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "Traceback" not in second.stderr
+    want = reach(truth, homepages, max_levels=0).stored(truth)
+    urls = stored_urls(disk / "data")
+    assert len(urls) == len(set(urls))  # each page once
+    assert set(urls) == want

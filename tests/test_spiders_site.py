@@ -319,3 +319,57 @@ def test_requests_from_pages_holding_a_keyword_carry_the_boost(
     }
     assert keyword_pages <= expected_pages
     assert f"'tianwang/topical/pages': {len(expected_pages)}" in result.stderr
+
+
+# --- link extraction: a parser target against Scrapy's selectors, on real pages ---
+
+
+def selector_links(response) -> list[str]:
+    """The links as the spider took them before: Scrapy's selectors (an lxml tree, XPath)."""
+    from tianwang.spiders.site import _absolute
+
+    links = (_absolute(response, href.strip())
+             for href in response.xpath("//a/@href | //area/@href").getall())
+    return list(dict.fromkeys(url for url in links if url))
+
+
+def real_pages() -> Iterator[Path]:
+    """HTML files Debian packages ship (their documentation), as a crawl meets them."""
+    for pattern in ("**/*.html", "**/*.htm"):
+        yield from [path for path in sorted(Path("/usr/share/doc").glob(pattern))
+                    if path.is_file()][:400]
+
+
+def test_links_are_those_scrapys_selectors_find_on_real_and_test_pages() -> None:
+    from scrapy.http import HtmlResponse
+
+    from tianwang.spiders.site import extract_links
+
+    pages = [(f"file:{path}", path.read_bytes()) for path in real_pages()]
+    web = SyntheticWeb(WEB_SEED_FOR_LINKS, 30, junk=True)
+    pages += [(url, web.respond(url).body) for url, page in
+              list(load_truth(WEB_SEED_FOR_LINKS, 30, None, "--junk").items())[:2000]
+              if page["content_type"] == "text/html" and page["status"] == 200]
+    compared = 0
+    for url, body in pages:
+        base = url if url.startswith("http") else "http://docs.example.com/" + url[5:].lstrip("/")
+        response = HtmlResponse(base, body=body)
+        assert extract_links(response) == (selector_links(response), 0), url
+        compared += 1
+    assert compared > 500
+
+
+WEB_SEED_FOR_LINKS = 4
+
+
+def test_a_page_gives_at_most_its_limit_of_links_in_document_order() -> None:
+    from scrapy.http import HtmlResponse
+
+    from tianwang.spiders.site import extract_links
+
+    body = "".join(f'<a href="/p{n}.html">{n}</a><a href="/p{n}.html">again</a>'
+                   for n in range(100)).encode()
+    response = HtmlResponse("http://www.example.com/", body=body)
+    links, left_out = extract_links(response, 30)
+    assert links == [f"http://www.example.com/p{n}.html" for n in range(30)]
+    assert left_out == 200 - 59  # every href after the one that made the 30th link

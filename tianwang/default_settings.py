@@ -50,6 +50,9 @@ EXTENSIONS = {
     "tianwang.extensions.statsfile.StatsFile": 510,
     # Ends a close on time (TIANWANG_CLOSE_GRACE), and stops the crawl when storage fails.
     "tianwang.extensions.closing.CrawlCloser": 520,
+    # spider.state under JOBDIR, written whole or not at all (a full disk cut Scrapy's short).
+    "scrapy.extensions.spiderstate.SpiderState": None,
+    "tianwang.extensions.spiderstate.SpiderState": 0,
 }
 # Seconds a close (CLOSESPIDER_*, Ctrl-C, SIGTERM, a full disk) lets the requests in flight
 # finish; then they are given up (and fetched again when the job resumes).

@@ -16,8 +16,12 @@ from typing import BinaryIO
 def write_atomic(path: Path, data: bytes) -> None:
     """A small file, whole or not at all."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError:  # a full disk: the file as it was, no half-written one beside it
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 @contextmanager

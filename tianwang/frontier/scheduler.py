@@ -331,11 +331,15 @@ class FrontierScheduler(FrontierSchedulerBase):
     def close(self, reason: str) -> None:
         super().close(reason)
         self._record_stats()
-        try:
-            if isinstance(self.store, RequestLog) and self.directory is not None:
+        if isinstance(self.store, RequestLog) and self.directory is not None:
+            try:
                 self.dupefilter.save(self.directory / "bloom.bin", len(self.store))
+            except OSError as error:
+                logger.warning("%s; a resumed job rebuilds it from the request log",
+                               describe(error, "Bloom filter checkpoint"))
+        try:
             self.store.close()
-        except OSError as error:  # the log keeps what it holds; the filter is rebuilt from it
+        except OSError as error:  # a resumed job fetches again the pages that pushed them
             logger.error("%s", describe(error, f"request log ({self.directory})"))
         self.slots.close()
 
