@@ -105,7 +105,7 @@ def frontier_rate(urls: list[str], jobdir: Path | None, links: bool = False
     its url's cash and weighs it; and for every page's 50 links, 10 links to urls pushed
     before, each found by its key, credited and raised in the queue if pending)."""
     spider = BenchSpider()
-    store = RequestLog(jobdir, spider) if jobdir else MemoryStore()
+    store = RequestLog(jobdir, spider) if jobdir else MemoryStore(spider)
     store.open(lambda entry: None)
     queue = default_queue()
     cash = LinkCash(0.75, 8) if links else None

@@ -70,7 +70,7 @@ class MemoryStore:
         item = self._next
         self._next += 1
         try:
-            self._requests[item] = codec.encode(request, self.spider)
+            self._requests[item] = codec.encode(request, self.spider) if self.spider else request
         except ValueError:  # a callback not on the spider, a meta value of no plain type
             self._requests[item] = request
         return item
