@@ -179,15 +179,18 @@ def test_a_bad_spam_list_stops_a_real_crawl_before_any_request(
 
 
 class Resolver:
-    """Records the names asked for; answers 127.0.0.1 (a unit fake beside the real test below)."""
+    """Records the names asked for; answers 127.0.0.1, or each of `answers` in turn (a unit
+    fake beside the real test below)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers: list[str] | None = None) -> None:
         self.asked: list[str] = []
+        self.answers = answers
 
     def resolveHostName(self, receiver, host: str, port: int = 0, *args, **kwargs):
         self.asked.append(host)
         receiver.resolutionBegan(None)
-        receiver.addressResolved(type("Address", (), {"host": "127.0.0.1"})())
+        address = self.answers.pop(0) if self.answers else "127.0.0.1"
+        receiver.addressResolved(type("Address", (), {"host": address})())
         receiver.resolutionComplete()
 
 
@@ -219,12 +222,18 @@ def test_only_a_direct_fetch_resolves_the_host(proxy, env, meta, resolves, monke
     assert outcome == ("private" if resolves else None)
 
 
-def test_resolver_answers_are_cached_per_host(monkeypatch) -> None:
+def test_a_verdict_lives_as_long_as_the_dns_answer_it_was_made_from(monkeypatch) -> None:
+    """No verdict is kept beside the resolver's own cache (Scrapy's dnscache, which answers a
+    known name from memory): a name the resolver answers anew (evicted from its cache, or
+    no cache) is judged on the new answer, so a name rebound from a public address to a
+    private one is refused from then on."""
     monkeypatch.setattr("tianwang.middlewares.hostfilter.maybe_deferred_to_future", lambda d: d)
     mw = private_middleware()
-    for path in ("a", "b"):
-        assert reason_of_request(mw, Request(f"http://intranet.example.com/{path}")) == "private"
-    assert mw.reactor.nameResolver.asked == ["intranet.example.com"]
+    mw.reactor.nameResolver.answers = ["61.135.169.125", "61.135.169.125", "127.0.0.1"]
+    outcomes = [reason_of_request(mw, Request(f"http://rebind.example.com/{path}"))
+                for path in ("a", "b", "c")]
+    assert outcomes == [None, None, "private"]
+    assert mw.reactor.nameResolver.asked == ["rebind.example.com"] * 3
 
 
 # -- a real direct fetch of a name that resolves to 127.0.0.1 ----------------------------
