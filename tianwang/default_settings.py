@@ -168,7 +168,8 @@ TIANWANG_CA_FILE = ""
 TIANWANG_DROP_DIGIT_HOSTS = True
 # File of spam domains (each also refusing its subdomains) and host regexes; "" for none.
 TIANWANG_SPAM_LIST = ""
-# Without a proxy, refuse hosts resolving to private, loopback, link-local or multicast IPs.
+# Refuse names of this machine or its network (localhost, *.local, *.internal...) and, without
+# a proxy, hosts resolving to private, loopback, link-local or multicast IPs.
 TIANWANG_BLOCK_PRIVATE = True
 
 # URL weight (seed 000): start weight, less 1 per directory level, "?" and "&" in the url.
