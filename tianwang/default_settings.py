@@ -95,6 +95,10 @@ DOWNLOADER_MIDDLEWARES = {
     # Before RedirectMiddleware (600): a Location no request can be made of is refused,
     # counted and logged once per host, not a traceback from the redirect middleware.
     "tianwang.middlewares.location.BadLocationMiddleware": 610,
+    # Scrapy's meta refresh, with a refresh to no url (javascript:, a port out of range)
+    # ignored as browsers do, the page kept: not a traceback, the page lost.
+    "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+    "tianwang.middlewares.refresh.CheckedMetaRefreshMiddleware": 580,
     # After RetryMiddleware (550) gave up: a download error (timeout, refused connection,
     # DNS) is counted and logged once per host and reason, not a traceback per url.
     "tianwang.middlewares.failures.FailureMiddleware": 540,
