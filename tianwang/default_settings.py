@@ -323,11 +323,12 @@ TIANWANG_SITEMAP_MAX_FILES = 50
 TIANWANG_SITEMAP_MAX_DEPTH = 2
 
 # --- crawler traps (tianwang/middlewares/traps.py, tianwang/urls.py) ---
-# Query or path parameters holding a session id, dropped from every link before dedup
-# (case-insensitive); [] keeps them.
+# Session ids dropped from every link before dedup (case-insensitive; [] keeps them): `name`
+# (any value), `prefix*`, `name=REGEX` (a value REGEX matches whole); a name also as /name/<id>/.
 TIANWANG_SESSION_PARAMS = [
-    "jsessionid", "phpsessid", "aspsessionid", "sessionid", "session_id", "sid", "cfid",
-    "cftoken", "zenid",
+    "jsessionid", "phpsessid", "aspsessionid*", "sessionid", "session_id",
+    "sid=[0-9a-z]{16}[0-9a-z]*", "cfid", "cftoken", "zenid", "oscsid", "sessid",
+    "s=[0-9a-f]{32}", "utm_*",
 ]
 # Longest url requested, in characters (a url past it is refused as url_length); 0 = none.
 TIANWANG_MAX_URL_LENGTH = 2048
