@@ -17,7 +17,9 @@ from scrapy.http import HtmlResponse, Response
 
 from tests.conftest import project_crawler
 from tests.hostile_crawl import HostileCrawl
+from tianwang import meta
 from tianwang.middlewares.decompression import BoundedDecompressionMiddleware
+from tianwang.middlewares.failures import DownloadFailed
 from tianwang.testweb.junk import BOMB_HOSTS, BOMB_PAGE, FAKE_TEXT, TEXT_HOST
 
 MB = 1024 * 1024
@@ -61,6 +63,30 @@ def test_a_broken_stream_is_a_counted_bad_encoding() -> None:
     with pytest.raises(IgnoreRequest, match="bad_encoding"):
         mw.process_response(Request("http://a.com/"), broken)
     assert mw.stats.get_value("tianwang/error/bad_encoding") == 1
+
+
+ROBOTS = b"User-agent: *\nDisallow: /secret\n" + b"".join(
+    b"# %d %s\n" % (k, hashlib.md5(b"%d" % k).hexdigest().encode()) for k in range(60000))
+
+
+@pytest.mark.parametrize("encoding", sorted(ENCODE))
+def test_a_robots_txt_is_decoded_to_its_first_bytes_never_refused(encoding: str) -> None:
+    """meta.KEEP_FIRST (RobotsMiddleware's 500 KiB): the first bytes of a longer file, of a
+    stream cut where ContentTypeMiddleware stopped it too, under any page limit."""
+    keep = 500 * 1024
+    mw = middleware(limit=100 * 1024)
+    request = Request("http://a.com/robots.txt", meta={
+        "dont_obey_robotstxt": True, meta.KEEP_FIRST: keep})
+    whole = response("http://a.com/robots.txt", ROBOTS, encoding, "text/plain")
+    assert len(ROBOTS) > 2 * keep
+    assert mw.process_response(request, whole).body == ROBOTS[:keep]
+    cut = whole.replace(body=whole.body[: len(whole.body) // 3])
+    decoded = mw.process_response(request, cut).body
+    assert 0 < len(decoded) <= keep and ROBOTS.startswith(decoded)
+    garbage = whole.replace(body=b"\x00garbage, not compressed" * 40)
+    with pytest.raises(DownloadFailed, match="bad_encoding"):  # unavailable, not allow-all
+        mw.process_response(request, garbage)
+    assert mw.stats.get_value("tianwang/filter/too_big") is None
 
 
 @pytest.mark.parametrize("path", ["/photo.html", "/tool.txt", "/raw"])

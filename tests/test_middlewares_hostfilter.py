@@ -1,5 +1,6 @@
-"""HostFilterMiddleware: unit checks, a crawl of the junk test web, and a direct fetch of a
-name that resolves to 127.0.0.1."""
+"""HostFilterMiddleware: unit checks, a crawl of the junk test web, a direct fetch of a name
+that resolves to 127.0.0.1, and the raw hostile web's names no DNS can hold and names of this
+machine or its cloud (tests/hostile_web.py), through a proxy and without one."""
 
 from __future__ import annotations
 
@@ -14,15 +15,17 @@ from hypothesis import strategies as st
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 
+from tests import hostile_web
 from tests.conftest import TestWeb, project_crawler, scrapy_crawl
 from tests.filters_crawl import JunkCrawls
-from tests.truth import reach
+from tests.hostile_web_crawl import run_crawl
+from tests.truth import load_truth, reach
 from tianwang.config import SettingError
-from tianwang.hosts import HostRules, SpamList
+from tianwang.hosts import HostRules, SpamList, parse_url_host
 from tianwang.middlewares.hostfilter import HostFilterMiddleware
 from tianwang.testweb.launcher import write_seeds
 
-REFUSED_THROUGH_A_PROXY = {"ip", "port", "spam", "digit"}
+REFUSED_THROUGH_A_PROXY = {"ip", "port", "spam", "digit", "private"}  # localhost: by name
 
 
 def run(coro):  # the middleware awaits only when it resolves a name; these never do
@@ -332,3 +335,50 @@ def test_every_normal_host_is_crawled_as_fully_as_without_the_filters(
     assert normal(junk_crawls.on.stored) == expected
     too_big = {url for url in truth if truth[url].get("filter") == "too_big"}
     assert normal(junk_crawls.off.stored) - too_big == expected
+
+
+# -- names no DNS can hold, names of this machine or its cloud (tests/hostile_web.py) -------
+
+
+def test_a_host_no_dns_name_can_be_is_never_asked_for(hostile_web_crawl) -> None:
+    """A 259-character name, a label of 64, "..": linked, refused, not one request made
+    (the proxy would have answered each)."""
+    bad = (hostile_web.LONG_HOST, hostile_web.LONG_LABEL_HOST, hostile_web.DOTS_HOST)
+    asked = {line["url"].split("/")[2] for line in hostile_web_crawl.log}
+    assert hostile_web.PROTOCOL_HOME in asked and not asked & set(bad)
+    assert hostile_web_crawl.stats["tianwang/filter/malformed"] == len(bad)
+
+
+def test_local_names_are_refused_through_a_proxy(hostile_web_crawl) -> None:
+    asked = {line["url"].split("/")[2] for line in hostile_web_crawl.log}
+    assert not asked & set(hostile_web.LOCAL_NAMES)
+    assert f"http://{hostile_web.PUBLIC_CONTROL_HOST}/" in hostile_web_crawl.stored
+    assert hostile_web_crawl.stats["tianwang/filter/private"] == len(hostile_web.LOCAL_NAMES)
+
+
+def test_local_names_are_refused_without_a_proxy_before_any_lookup(tmp_path: Path) -> None:
+    """Fetched directly, localhost resolves to 127.0.0.1 and the others not at all: each is
+    refused by its name, none looked up (no dns failure), none connected to."""
+    seeds = [f"http://{name}/" for name in hostile_web.LOCAL_NAMES]
+    crawl = run_crawl(tmp_path, seeds, {}, proxy=False, timeout=120)
+    assert crawl.returncode == 1, crawl.stderr[-3000:]  # nothing could be stored
+    count = len(hostile_web.LOCAL_NAMES)
+    assert crawl.summary().endswith(
+        f"refused {count} (private {count}), failed 0"), crawl.summary()
+    assert crawl.sent == [] and "Traceback" not in crawl.stderr
+
+
+TESTWEB_MODES = ("--junk", "--mirrors", "--changing", "--protocols", "--hidden-roots",
+                 "--https")
+
+
+@pytest.mark.parametrize("mode", TESTWEB_MODES)
+def test_the_test_webs_own_names_are_not_local(mode: str) -> None:
+    """The test web serves its names through a proxy: none is taken for a local one, but
+    the junk web's "localhost", which is there to be refused."""
+    rules = HostRules(SpamList(), drop_other_ports=False, drop_digit_hosts=False,
+                      drop_local_names=True)
+    truth = load_truth(11, 200, None, mode)
+    refused = {page["host"] for url, page in truth.items() if rules.reason(url) == "private"}
+    assert refused == ({"localhost"} if mode == "--junk" else set())
+    assert all(parse_url_host(url) for url in truth)
