@@ -160,7 +160,8 @@ TIANWANG_LINK_GRAPH = True
 # HTTP proxy for every request (e.g. the test web); "" uses the http_proxy variable, if any.
 TIANWANG_PROXY = ""
 # Largest body fetched, in bytes; a longer one is cut off, counted and never stored. It
-# bounds the decoded body too (gzip, deflate, br, zstd), of every request, robots.txt included.
+# bounds the decoded body too (gzip, deflate, br, zstd), of every request but robots.txt
+# (its first 500 KiB are always read: RFC 9309).
 TIANWANG_MAX_PAGE_BYTES = 10 * 1024 * 1024
 # Refuse hosts on a port other than 80 (443 for https): test servers, as seed 004 found.
 TIANWANG_DROP_OTHER_PORTS = True
