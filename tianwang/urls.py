@@ -248,11 +248,13 @@ class SessionIds:
         named = "|".join(re.escape(name) for name in names)
         params = "|".join([named] * bool(named)
                           + [re.escape(p) + r"[^=;?&#/]*" for p in self.prefixes])
-        self.find = re.compile(
-            "|".join([rf"[;?&](?:{params})="] * bool(params)
-                     + [rf"/(?:{named})/"] * bool(named) + [_ASPNET]), re.IGNORECASE)
+        # Most urls hold none: three searches of the lowercased url say so (case-sensitive
+        # and one pattern each: a fifth of the cost of one IGNORECASE alternation of all).
+        never = r"(?!)"
+        self.find_param = re.compile(rf"[;?&](?:{params})=" if params else never)
+        self.find_pair = re.compile(rf"/(?:{named})/" if named else never)
         self.path_param = re.compile(r";([^;=/?#]*)=([^;/?#]*)")
-        self.path_pair = re.compile(rf"/({named})/([^/?#;]+)(?=[/;]|\Z)" if named else r"\Z.",
+        self.path_pair = re.compile(rf"/({named})/([^/?#;]+)(?=[/;]|\Z)" if named else never,
                                     re.IGNORECASE)
         self.aspnet = re.compile(_ASPNET, re.IGNORECASE)
 
@@ -269,7 +271,9 @@ class SessionIds:
     def strip(self, url: str) -> str:
         """The url without its session ids; most urls have none and are returned as they
         are after one regex search."""
-        if self.find.search(url) is None:
+        lowered = url.lower()
+        if self.find_param.search(lowered) is None and "/(" not in url and \
+                self.find_pair.search(lowered) is None:
             return url
         hash_at = url.find("#")
         fragment = url[hash_at:] if hash_at >= 0 else ""
