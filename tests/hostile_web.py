@@ -1,5 +1,6 @@
 """A hostile web on loopback: a forward proxy that writes raw bytes, as broken or hostile
-servers do (issue 34's robots.txt, protocol, session-id, fake-text and private-name cases).
+servers do (robots.txt over every limit, answers no parser reads, session ids, text that turns
+binary, names of the crawler's own machine).
 
     python -m tests.hostile_web --access-log FILE
 
@@ -11,8 +12,8 @@ is closed. The access log has one JSON line per request (the url as asked, and "
 body bytes that left, "complete": whether all of them did).
 
 The truth a test checks against is written here, by construction, apart from the crawler's
-code: which urls a correct crawl fetches, which it must not, and why (HOSTS, and the
-`expected` of each case).
+code: which urls a correct crawl fetches, which it must not, and why (ROBOTS_HOSTS and
+robots_allowed, FAULTS and their outcomes, SESSION_PAGES and KEPT_URLS, FAKE_TEXT, LOCAL_NAMES).
 """
 
 from __future__ import annotations
