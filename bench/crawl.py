@@ -3,11 +3,6 @@
     python bench/crawl.py [--hosts 200] [--seed 1] [--rounds 5]
     python bench/crawl.py --compare frontier --hosts 1000 [--delay 0.5] [--concurrency 256]
                           [--pages 10000] [--rounds 5]
-    python bench/crawl.py --base DIR [--hosts 200] [--rounds 5]
-
-The third form crawls with the `site` spider of this tree against the `site` spider of
-another checkout (e.g. `git worktree add /tmp/base <commit>`), each with its own stack's
-defaults: what a change to the crawl path cost or saved, like for like.
 
 The second form crawls with the `site` spider twice per round instead: tianwang's frontier
 (the project's SCHEDULER) against Scrapy's default scheduler (DownloaderAwarePriorityQueue,
@@ -66,9 +61,7 @@ SCRAPY_DEFAULT_SCHEDULER = {
     "DEPTH_PRIORITY": "0",
 }
 # Crawler kinds of each comparison: the first is the baseline of the ratio.
-COMPARISONS = {"foundation": ("plain", "site"), "frontier": ("scrapy", "frontier"),
-               "base": ("base", "site")}
-BASE: Path | None = None  # the checkout of --base: the `base` kind's code
+COMPARISONS = {"foundation": ("plain", "site"), "frontier": ("scrapy", "frontier")}
 KIND_SETTINGS = {"scrapy": SCRAPY_DEFAULT_SCHEDULER, "frontier": {}}
 
 
@@ -78,11 +71,7 @@ def run_crawl(
     stats_file = workdir / f"{kind}-stats.json"
     settings = {**COMMON, **(extra or {}), "BENCH_STATS_FILE": str(stats_file)}
     settings |= KIND_SETTINGS.get(kind, {})
-    tree = ROOT
-    if kind == "base":
-        assert BASE is not None
-        tree, settings["EXTENSIONS"] = BASE, stack_extensions(BASE)
-    if kind in ("site", "base", *KIND_SETTINGS):
+    if kind in ("site", *KIND_SETTINGS):
         command = [sys.executable, "-m", "scrapy", "crawl", "site"]
         settings |= {"TIANWANG_PROXY": proxy, "TIANWANG_DATA_DIR": str(workdir / "data")}
         env_extra = {"SCRAPY_SETTINGS_MODULE": "tianwang.settings"}
@@ -99,19 +88,10 @@ def run_crawl(
     command += ["-a", f"seeds={seeds}"]
     for key, value in settings.items():
         command += ["-s", f"{key}={value}"]
-    env = {**os.environ, "PYTHONPATH": str(tree), **env_extra}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **env_extra}
     if kind != "plain":
         env.pop("http_proxy", None)
     return measured_run(command, env, workdir, stats_file)
-
-
-def stack_extensions(tree: Path) -> str:
-    """SITE_EXTENSIONS as another checkout's stack has them."""
-    code = ("import json, tianwang.default_settings as d; "
-            "print(json.dumps({**d.EXTENSIONS, 'bench.statsdump.StatsDump': 0}))")
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    return subprocess.run([sys.executable, "-c", code], env=env, check=True, text=True,
-                          capture_output=True).stdout.strip()
 
 
 def site_command(seeds: Path, settings: dict[str, str]) -> tuple[list[str], dict[str, str]]:
@@ -187,12 +167,9 @@ def main() -> int:
     parser.add_argument(
         "--pages", type=int, default=10_000, help="CLOSESPIDER_PAGECOUNT (frontier), 0 = all"
     )
-    parser.add_argument("--base", type=Path, help="a checkout whose `site` is the baseline")
     args = parser.parse_args()
     if args.compare == "frontier":
         return compare_frontier(args)
-    if args.base is not None:
-        return compare_base(args)
     runs = measure(args.hosts, args.seed, args.rounds)
     plain = statistics.median(rate(stats) for stats in runs["plain"])
     site = statistics.median(rate(stats) for stats in runs["site"])
@@ -204,25 +181,6 @@ def main() -> int:
         f"ratio site/plain: {site / plain:.3f} pages/s (target >= 0.9), "
         f"{plain_cpu / site_cpu:.3f} by cpu time"
     )
-    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
-    return 0
-
-
-def compare_base(args: argparse.Namespace) -> int:
-    """This tree's `site` against another checkout's, same web, same settings."""
-    global BASE
-    BASE = args.base.resolve()
-    runs = measure(args.hosts, args.seed, args.rounds, COMPARISONS["base"])
-    medians = {kind: statistics.median(rate(stats) for stats in runs[kind]) for kind in runs}
-    cpus = {kind: statistics.median(cpu_per_1000(stats) for stats in runs[kind]) for kind in runs}
-    for kind in runs:
-        print(f"median {kind}: {medians[kind]:.1f} pages/s, {cpus[kind]:.2f} cpu s/1000 pages")
-    rounds = [new["response_received_count"] / new["elapsed_time_seconds"]
-              / (old["response_received_count"] / old["elapsed_time_seconds"])
-              for old, new in zip(runs["base"], runs["site"], strict=True)]
-    print(f"ratio this tree/base: {medians['site'] / medians['base']:.3f} pages/s (rounds "
-          f"{min(rounds):.2f} to {max(rounds):.2f}), {cpus['base'] / cpus['site']:.3f} by cpu "
-          f"time; base {BASE}")
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
     return 0
 

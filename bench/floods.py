@@ -1,10 +1,9 @@
 """Peak RSS and pending requests of crawls fed hosts that attack a whole crawl.
 
-    python bench/floods.py [--base DIR] [--seconds 60]
+    python bench/floods.py [--base COMMIT] [--seconds 60]
 
 Serves `testweb serve --floods` from this tree and crawls, with the code of this tree and
-of --base (another checkout, e.g. `git worktree add /tmp/base b9a455e`), each for at most
---seconds (CLOSESPIDER_TIMEOUT), two webs:
+of the commit --base, each for at most --seconds (CLOSESPIDER_TIMEOUT), two webs:
 
 - link bombs: six hosts whose homepage holds 700,000 in-host links (the project's defaults,
   but no delay: the frontier fills at the first page);
@@ -31,6 +30,7 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.versus import archived  # noqa: E402
 from tianwang.testweb.floods import LINK_BOMB, LINK_FARM, REDIRECT_FARM  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess  # noqa: E402
 
@@ -74,11 +74,13 @@ def hosts_fetched(log: Path, since: int) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", type=Path, help="a checkout to compare with")
+    parser.add_argument("--base", help="a commit to compare with (e.g. b9a455e)")
     parser.add_argument("--seconds", type=int, default=60)
     args = parser.parse_args()
-    trees = [("this tree", ROOT)] + ([("base", args.base.resolve())] if args.base else [])
     with tempfile.TemporaryDirectory() as tmp:
+        trees = [("this tree", ROOT)]
+        if args.base:
+            trees.append((args.base, archived(args.base, Path(tmp) / "base")))
         log = Path(tmp) / "access.jsonl"
         with TestWebProcess(1, 2, 10, access_log=log, extra_args=("--floods",)) as web:
             print(f"{'web':11} {'code':9} {'peak RSS':>9} {'pending':>9} {'hosts':>6} "

@@ -87,6 +87,20 @@ def junk_crawls(tmp_path_factory: pytest.TempPathFactory):
     return run_junk_crawls(tmp_path_factory.mktemp("junk"))
 
 
+@pytest.fixture(scope="session")
+def hostile_web_crawl(tmp_path_factory: pytest.TempPathFactory):
+    """One crawl of every host of the raw hostile web: robots.txt cases, protocol faults,
+    session ids, text that turns binary, local names (tests/hostile_web.py)."""
+    from tests import hostile_web
+    from tests.hostile_web_crawl import run_crawl
+
+    seeds = [f"http://{host}/" for host in hostile_web.SEED_HOSTS]
+    settings = {"TIANWANG_STAY_IN_HOST": "False",
+                # An unreadable robots.txt: asked twice, half a second apart, then given up.
+                "TIANWANG_ROBOTS_RETRY_DELAY": "0.5", "TIANWANG_ROBOTS_RETRIES": "1"}
+    return run_crawl(tmp_path_factory.mktemp("hostileweb"), seeds, settings)
+
+
 def crawl_command(
     spider: str, args: dict[str, str], settings: dict[str, str]
 ) -> tuple[list[str], dict[str, str]]:

@@ -105,6 +105,18 @@ def test_an_index_that_is_not_a_database_is_set_aside_and_rebuilt(
     assert "rebuilding it from the records" in caplog.text
 
 
+def test_an_index_that_cannot_be_opened_is_an_os_error_not_damage(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """sqlite's "unable to open database file" (here: a directory in its place; in a crawl:
+    a data directory that cannot be written) is no damaged index: nothing is moved aside."""
+    (tmp_path / INDEX_FILE).mkdir()
+    with pytest.raises(OSError, match="unable to open database file"):
+        MD5Store(tmp_path)
+    assert not (tmp_path / f"{INDEX_FILE}.bad").exists() and (tmp_path / INDEX_FILE).is_dir()
+    assert "moved to" not in caplog.text
+
+
 def test_damage_done_in_place_is_found_and_its_body_is_no_longer_stored(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -74,6 +74,11 @@ def test_every_ip_spelling_a_browser_accepts_is_an_ip(url: str, address: str) ->
         "http://a b/", "http://%zz.com/", "http://exa%00mple.com/", "http://a<b.com/",
         "http:///path", "http://:80/", "ftp://example.com/", "example.com", "",
         "http://x.com:65536/", "http://x.com:-1/", "http://x.com:8o/",
+        # No DNS name (RFC 1035), nor a directory of the record tree: an empty label, more
+        # than 253 characters, a label of more than 63.
+        "http://a..b/", "http://../", "http://.a.com/", "http://a.com../",
+        "http://" + ".".join(["a" * 63] * 4) + ".com/", "http://" + "x" * 64 + ".com/",
+        "http://" + ".".join(["a" * 63] * 3) + "." + "b" * 62 + "/",
     ],
 )
 def test_a_host_a_browser_refuses_is_malformed(url: str) -> None:
@@ -89,7 +94,9 @@ def test_a_host_a_browser_refuses_is_malformed(url: str) -> None:
         ("http://foo.0x1g/", "foo.0x1g"),
         ("http://WWW.PKU.EDU.CN/", "www.pku.edu.cn"),
         ("http://b\u00fccher.de/", "xn--bcher-kva.de"),
-        ("http://a..b/", "a..b"),
+        ("http://www.pku.edu.cn./", "www.pku.edu.cn."),  # the root's dot: still a name
+        ("http://" + ".".join(["a" * 63] * 3) + "." + "b" * 61 + "/",  # 253: the most
+         ".".join(["a" * 63] * 3) + "." + "b" * 61),
     ],
 )
 def test_domains_stay_domains(url: str, host: str) -> None:
@@ -120,6 +127,28 @@ def test_domains_stay_domains(url: str, host: str) -> None:
 )
 def test_port_and_digit_rules(url: str, reason: str | None) -> None:
     assert HostRules(SpamList()).reason(url) == reason
+
+
+# Names of this machine or its network (RFC 6761, 6762, 8375, ICANN's .internal, the hosts
+# file's), and names beside them that are the public web's.
+LOCAL = ["localhost", "LOCALHOST", "localhost.", "localhost.localdomain", "ip6-localhost",
+         "ip6-loopback", "localhost6.localdomain6", "www.localhost", "printer.local",
+         "metadata.google.internal", "instance-data.ec2.internal", "instance-data", "metadata",
+         "router.home.arpa", "nas.lan", "wiki.corp", "intranet"]
+PUBLIC = ["www.pku.edu.cn", "localhost.com", "local.com", "www.internal.org", "home.com",
+          "metadata.google.com", "arpa.cn", "www.lan.com.cn", "locals.net", "xn--bcher-kva.de"]
+
+
+@pytest.mark.parametrize("host", LOCAL)
+def test_names_of_this_machine_and_its_network_are_refused(host: str) -> None:
+    url = f"http://{host}/"
+    assert HostRules(SpamList(), drop_local_names=True).reason(url) == "private"
+    assert HostRules(SpamList()).reason(url) is None  # only when asked (TIANWANG_BLOCK_PRIVATE)
+
+
+@pytest.mark.parametrize("host", PUBLIC)
+def test_names_of_the_public_web_are_not_local(host: str) -> None:
+    assert HostRules(SpamList(), drop_local_names=True).reason(f"http://{host}/") is None
 
 
 def test_ip_beats_port_and_spam_beats_digit() -> None:
@@ -197,6 +226,8 @@ def test_no_text_makes_the_rules_raise(text: str) -> None:
     rules = HostRules(SpamList.from_lines(SPAM.splitlines()))
     for url in (text, "http://" + text, "https://" + text):
         assert rules.reason(url) in (None, "malformed", "ip", "port", "spam", "digit")
+    local = HostRules(SpamList(), drop_local_names=True)
+    assert local.reason("http://" + text) in (None, "malformed", "ip", "port", "private")
 
 
 HOSTISH = st.text(alphabet="0123456789abcdefxX.:[]%@-_\uff10\u3002", max_size=30)

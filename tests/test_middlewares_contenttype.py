@@ -1,21 +1,33 @@
-"""ContentTypeMiddleware: each decision on headers and first bytes, and a junk-web crawl in
-which no non-text body is sent beyond what left with its headers (the server's view)."""
+"""ContentTypeMiddleware: each decision on headers, first bytes and the rest of the body, a
+junk-web crawl in which no non-text body is sent beyond what left with its headers (the
+server's view), and the raw hostile web's text that turns binary and its 204."""
 
 from __future__ import annotations
+
+import random
+from pathlib import Path
 
 import pytest
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.http import Response
 from scrapy.http.headers import Headers
 
+from tests import hostile_web
 from tests.conftest import project_crawler
 from tests.filters_crawl import JunkCrawls
 from tianwang.config import SettingError
-from tianwang.middlewares.contenttype import ContentTypeMiddleware, looks_binary, media_type
+from tianwang.middlewares.contenttype import (
+    ContentTypeMiddleware,
+    binary_window,
+    looks_binary,
+    media_type,
+)
 from tianwang.testweb.junk import HOSTILE_HOSTS
 from tianwang.testweb.render import MAGIC
 
 MB = 1024 * 1024
+ELF = Path("/bin/ls")  # a real executable of this machine
 TEXT_TYPES = (None, "text/html", "text/plain")
 UNKNOWN = "twisted.web.iweb.UNKNOWN_LENGTH"  # what the download handler passes for no length
 
@@ -213,8 +225,8 @@ def test_the_bytes_not_fetched_are_counted(junk_crawls: JunkCrawls) -> None:
 def test_only_text_is_stored_never_a_cut_page(junk_crawls: JunkCrawls) -> None:
     truth = junk_crawls.truth
     stored = junk_crawls.on.stored
-    for url in stored:  # localhost is refused only when fetched directly, not via a proxy
-        assert truth.get(url, {}).get("filter") in (None, "private"), url
+    for url in stored:  # localhost too is refused, by its name, through the proxy
+        assert truth.get(url, {}).get("filter") is None, url
     untyped = [url for url, p in truth.items() if p["content_type"] is None and not p["filter"]]
     assert untyped and all(url in stored for url in untyped)  # judged text by its bytes
     assert max(len(data) for data in stored.values()) < 10 * MB
@@ -241,3 +253,86 @@ def test_a_body_declared_text_is_judged_by_its_first_bytes() -> None:
     text = Request("http://www.example.com/gbk.html")
     mw.headers_received(headers(Content_Type="text/html; charset=gbk"), 5000, text)
     assert not stopped(mw.bytes_received, "<p>中文网页</p>".encode("gbk"), text)
+
+
+# -- the whole body, window by window; no content (tests/hostile_web.py) ------------------
+
+
+def feed(mw: ContentTypeMiddleware, request: Request, body: bytes, chunk: int) -> bool:
+    """Hand body to the middleware as the download handler does, `chunk` bytes at a time;
+    whether it stopped the download."""
+    mw.headers_received(headers(Content_Type="text/html"), len(body), request)
+    for at in range(0, len(body), chunk):
+        if stopped(mw.bytes_received, body[at:at + chunk], request):
+            return True
+    return False
+
+
+TEXT = ("<p>天网 北京大学 café crème</p>\n".encode("gbk", "replace") + b"plain words\n") * 3000
+
+
+@pytest.mark.parametrize("chunk", [100, 4096, 65536])
+def test_text_that_turns_binary_anywhere_is_stopped_whatever_the_chunks(chunk: int) -> None:
+    for tail in (random.Random(1).randbytes(300 * 1024), ELF.read_bytes()):
+        mw = middleware()
+        assert feed(mw, Request("http://a.com/x.html"), TEXT[:77 * 1024] + tail, chunk)
+        assert mw.stats.values["tianwang/filter/not_text"] == 1
+    # Text all the way, with a stray control byte or two, as real pages have: kept.
+    mw = middleware()
+    stray = TEXT[:50000] + b"\x00\x1a" + TEXT[50000:] + b"\x0b"
+    assert not feed(mw, Request("http://a.com/y.html"), stray, chunk)
+    assert mw.stats.values == {}
+
+
+def test_a_binary_tail_shorter_than_a_window_is_judged_with_the_response() -> None:
+    mw = middleware()
+    request = Request("http://a.com/x.html")
+    body = b" " * (70 * 1024) + random.Random(2).randbytes(2000)
+    assert not feed(mw, request, body, 65536)
+    with pytest.raises(IgnoreRequest):
+        mw.process_response(request, Response("http://a.com/x.html", body=body))
+    assert mw.stats.values["tianwang/filter/not_text"] == 1
+
+
+def test_a_utf16_page_is_text_by_its_bom_though_half_its_bytes_are_zeros() -> None:
+    body = "<html>天网 plain words</html>\n".encode("utf-16") * 2000
+    request = Request("http://a.com/u.html")
+    mw = middleware()
+    assert not feed(mw, request, body, 8192)
+    assert mw.process_response(request, Response("http://a.com/u.html", body=body))
+    assert not binary_window(body)
+
+
+def test_a_204_is_no_page_but_a_robots_txt_204_is_an_empty_file() -> None:
+    mw = middleware()
+    with pytest.raises(IgnoreRequest):
+        mw.process_response(Request("http://a.com/"), Response("http://a.com/", status=204))
+    assert mw.stats.values["tianwang/filter/no_content"] == 1
+    robots = Request("http://a.com/robots.txt", meta={"dont_obey_robotstxt": True})
+    answer = Response("http://a.com/robots.txt", status=204)
+    assert mw.process_response(robots, answer) is answer
+
+
+def test_text_turning_binary_is_not_stored_and_stopped_early(hostile_web_crawl) -> None:
+    """77 KB of text then 3 MB of random bytes, 70 KB of spaces then /bin/ls, the same
+    untyped and gzip-encoded: none stored; a long real text page (GBK, Latin-1) stored whole;
+    the plain random ones stopped in their first few hundred KB (the server's count)."""
+    crawl, host = hostile_web_crawl, hostile_web.FAKE_TEXT_HOST
+    for path, (make, _mime, kept) in hostile_web.FAKE_TEXT.items():
+        url = f"http://{host}{path}"
+        assert path in crawl.asked(host)
+        if kept:
+            assert crawl.stored[url].split(b"\r\n\r\n", 1)[1] == make()
+        else:
+            assert url not in crawl.stored, url
+    assert crawl.stats["tianwang/filter/not_text"] == 3  # the typed ones
+    assert crawl.stats["tianwang/filter/content_type"] == 1  # the untyped one
+    for path in ("/text-then-random.html", "/untyped-then-random"):
+        line = next(x for x in crawl.log if x["url"] == f"http://{host}{path}")
+        assert line["sent"] < 1024 * 1024 and not line["complete"], line
+
+
+def test_a_204_is_not_stored(hostile_web_crawl) -> None:
+    assert "/" in hostile_web_crawl.asked("www.no-content.com")
+    assert "http://www.no-content.com/" not in hostile_web_crawl.stored
+    assert hostile_web_crawl.stats["tianwang/filter/no_content"] == 1

@@ -17,7 +17,9 @@ from scrapy.http import HtmlResponse, Response
 
 from tests.conftest import project_crawler
 from tests.hostile_crawl import HostileCrawl
+from tianwang import meta
 from tianwang.middlewares.decompression import BoundedDecompressionMiddleware
+from tianwang.middlewares.failures import DownloadFailed
 from tianwang.testweb.junk import BOMB_HOSTS, BOMB_PAGE, FAKE_TEXT, TEXT_HOST
 
 MB = 1024 * 1024
@@ -63,6 +65,30 @@ def test_a_broken_stream_is_a_counted_bad_encoding() -> None:
     assert mw.stats.get_value("tianwang/error/bad_encoding") == 1
 
 
+ROBOTS = b"User-agent: *\nDisallow: /secret\n" + b"".join(
+    b"# %d %s\n" % (k, hashlib.md5(b"%d" % k).hexdigest().encode()) for k in range(60000))
+
+
+@pytest.mark.parametrize("encoding", sorted(ENCODE))
+def test_a_robots_txt_is_decoded_to_its_first_bytes_never_refused(encoding: str) -> None:
+    """meta.KEEP_FIRST (RobotsMiddleware's 500 KiB): the first bytes of a longer file, of a
+    stream cut where ContentTypeMiddleware stopped it too, under any page limit."""
+    keep = 500 * 1024
+    mw = middleware(limit=100 * 1024)
+    request = Request("http://a.com/robots.txt", meta={
+        "dont_obey_robotstxt": True, meta.KEEP_FIRST: keep})
+    whole = response("http://a.com/robots.txt", ROBOTS, encoding, "text/plain")
+    assert len(ROBOTS) > 2 * keep
+    assert mw.process_response(request, whole).body == ROBOTS[:keep]
+    cut = whole.replace(body=whole.body[: len(whole.body) // 3])
+    decoded = mw.process_response(request, cut).body
+    assert 0 < len(decoded) <= keep and ROBOTS.startswith(decoded)
+    garbage = whole.replace(body=b"\x00garbage, not compressed" * 40)
+    with pytest.raises(DownloadFailed, match="bad_encoding"):  # unavailable, not allow-all
+        mw.process_response(request, garbage)
+    assert mw.stats.get_value("tianwang/filter/too_big") is None
+
+
 @pytest.mark.parametrize("path", ["/photo.html", "/tool.txt", "/raw"])
 def test_binary_declared_text_is_refused_once_decoded(path: str) -> None:
     mime, body, reason = FAKE_TEXT[path]
@@ -84,7 +110,10 @@ def test_bombs_as_pages_and_robots_txt_are_refused_counted_and_cost_no_memory(
             assert f"http://{host}{path}" in asked
             assert f"http://{host}{path}" not in hostile_crawl.stored
         assert f"http://{host}/" in hostile_crawl.stored  # the host's homepage is
-    assert hostile_crawl.stats["tianwang/filter/too_big"] == 2 * len(BOMB_HOSTS)
+    # The pages are refused; of a robots.txt bomb the first 500 KiB are read (RFC 9309),
+    # zeros: no rules, and the homepage is fetched.
+    assert hostile_crawl.stats["tianwang/filter/too_big"] == len(BOMB_HOSTS)
+    assert hostile_crawl.stats["tianwang/robots/cut"] == len(BOMB_HOSTS)
     # Six gigabytes were offered; before the bound one bomb took the crawl past 1 GB (the
     # three pages at once: 6.3 GB, bench/RESULTS.md). The issue's bound: a crawl's baseline
     # (a Scrapy process, under 256 MB) plus 4 x TIANWANG_MAX_PAGE_BYTES (10 MiB) for each of

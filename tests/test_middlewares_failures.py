@@ -1,6 +1,6 @@
-"""FailureMiddleware: a dead server and a slow one, each a real socket on 127.0.0.1. Every
-failure is counted, logged once per host and reason, never as a traceback; a slow server
-costs one timeout, not one per retry."""
+"""FailureMiddleware: a dead server and a slow one, each a real socket on 127.0.0.1, and the
+raw hostile web's answers no HTTP parser can read. Every failure is counted, logged once per
+host and reason, never as a traceback; a slow server costs one timeout, not one per retry."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from scrapy import Request
 from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest
 
+from tests import hostile_web
 from tests.conftest import project_crawler, scrapy_crawl
 from tests.filters_crawl import final_stats
 from tianwang.middlewares.failures import FailureMiddleware, failure_reason
@@ -106,3 +107,61 @@ def test_a_slow_server_costs_one_timeout(tmp_path: Path) -> None:
     assert server.connections == 1  # no retry (Scrapy's default made it 3: 3 timeouts)
     assert stats["tianwang/error/timeout"] == 1 and took < 2 * 2 + 10
     assert "Traceback" not in stderr and "ERROR" not in stderr
+
+
+# -- answers Twisted cannot read, from the raw hostile web (tests/hostile_web.py) -----------
+
+
+def test_no_traceback_from_any_response_each_fault_under_its_kind(hostile_web_crawl) -> None:
+    """Every host of the hostile web answered, none as its server meant: the crawl ends by
+    itself, status 0, without one traceback or ERROR line, and each fault is counted under
+    the kind the web's truth gives it, never as `connect`."""
+    crawl = hostile_web_crawl
+    assert crawl.returncode == 0, crawl.stderr[-3000:]
+    assert "Traceback" not in crawl.stderr and " ERROR: " not in crawl.stderr
+    assert "crawl done (finished)" in crawl.summary()
+    expected: dict[str, int] = {}
+    for host, (_answer, outcome) in hostile_web.FAULTS.items():
+        if outcome == "stored":
+            assert f"http://{host}/" in crawl.stored, host
+        else:
+            assert f"http://{host}/" not in crawl.stored, host
+            expected[outcome] = expected.get(outcome, 0) + 1
+    for outcome, count in expected.items():
+        assert crawl.stats[f"tianwang/{outcome}"] == count, outcome
+    assert "tianwang/error/connect" not in crawl.stats
+    assert "tianwang/error/connection_lost" not in crawl.stats
+
+
+def test_an_unreadable_answer_is_logged_once_per_host_as_bad_response(hostile_web_crawl) -> None:
+    lines = [line for line in hostile_web_crawl.stderr.splitlines()
+             if "[tianwang.middlewares.failures]" in line]
+    unreadable = [h for h, (_a, outcome) in hostile_web.FAULTS.items()
+                  if outcome == "error/bad_response"]
+    assert len(lines) == len(unreadable)
+    for host in unreadable:  # asked, retried as Scrapy retries a failed download, given up
+        assert hostile_web_crawl.sent.count(f"http://{host}/") == 3
+        assert sum(f"bad_response: <GET http://{host}/>" in line for line in lines) == 1
+
+
+def test_an_unreadable_head_is_bad_response_a_cut_one_connection_lost() -> None:
+    """What Scrapy's DownloadFailedError wraps (the exceptions Twisted's parser raises, as
+    the crawl above meets them) decides the reason."""
+    from scrapy.exceptions import DownloadFailedError
+    from twisted.internet.error import ConnectionDone, ConnectionLost
+    from twisted.python.failure import Failure
+    from twisted.web.client import ResponseFailed, ResponseNeverReceived
+
+    def wrapped(cause: Exception) -> DownloadFailedError:
+        error = DownloadFailedError(str(cause))
+        error.__cause__ = cause
+        return error
+
+    two_lengths = ValueError("Invalid response: conflicting Content-Length headers")
+    assert failure_reason(wrapped(ResponseFailed([Failure(two_lengths)]))) == "bad_response"
+    assert failure_reason(wrapped(ResponseFailed([Failure(ConnectionDone())]))) == "bad_response"
+    assert failure_reason(wrapped(ResponseFailed([Failure(ConnectionLost())]))) == \
+        "connection_lost"
+    assert failure_reason(wrapped(ResponseNeverReceived([Failure(ConnectionDone())]))) == \
+        "connect"
+    assert failure_reason(DownloadFailedError("no cause")) == "connect"

@@ -1,5 +1,6 @@
-"""HostFilterMiddleware: unit checks, a crawl of the junk test web, and a direct fetch of a
-name that resolves to 127.0.0.1."""
+"""HostFilterMiddleware: unit checks, a crawl of the junk test web, a direct fetch of a name
+that resolves to 127.0.0.1, and the raw hostile web's names no DNS can hold and names of this
+machine or its cloud (tests/hostile_web.py), through a proxy and without one."""
 
 from __future__ import annotations
 
@@ -14,15 +15,17 @@ from hypothesis import strategies as st
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 
+from tests import hostile_web
 from tests.conftest import TestWeb, project_crawler, scrapy_crawl
 from tests.filters_crawl import JunkCrawls
-from tests.truth import reach
+from tests.hostile_web_crawl import run_crawl
+from tests.truth import load_truth, reach
 from tianwang.config import SettingError
-from tianwang.hosts import HostRules, SpamList
+from tianwang.hosts import HostRules, SpamList, parse_url_host
 from tianwang.middlewares.hostfilter import HostFilterMiddleware
 from tianwang.testweb.launcher import write_seeds
 
-REFUSED_THROUGH_A_PROXY = {"ip", "port", "spam", "digit"}
+REFUSED_THROUGH_A_PROXY = {"ip", "port", "spam", "digit", "private"}  # localhost: by name
 
 
 def run(coro):  # the middleware awaits only when it resolves a name; these never do
@@ -179,15 +182,18 @@ def test_a_bad_spam_list_stops_a_real_crawl_before_any_request(
 
 
 class Resolver:
-    """Records the names asked for; answers 127.0.0.1 (a unit fake beside the real test below)."""
+    """Records the names asked for; answers 127.0.0.1, or each of `answers` in turn (a unit
+    fake beside the real test below)."""
 
-    def __init__(self) -> None:
+    def __init__(self, answers: list[str] | None = None) -> None:
         self.asked: list[str] = []
+        self.answers = answers
 
     def resolveHostName(self, receiver, host: str, port: int = 0, *args, **kwargs):
         self.asked.append(host)
         receiver.resolutionBegan(None)
-        receiver.addressResolved(type("Address", (), {"host": "127.0.0.1"})())
+        address = self.answers.pop(0) if self.answers else "127.0.0.1"
+        receiver.addressResolved(type("Address", (), {"host": address})())
         receiver.resolutionComplete()
 
 
@@ -219,12 +225,18 @@ def test_only_a_direct_fetch_resolves_the_host(proxy, env, meta, resolves, monke
     assert outcome == ("private" if resolves else None)
 
 
-def test_resolver_answers_are_cached_per_host(monkeypatch) -> None:
+def test_a_verdict_lives_as_long_as_the_dns_answer_it_was_made_from(monkeypatch) -> None:
+    """No verdict is kept beside the resolver's own cache (Scrapy's dnscache, which answers a
+    known name from memory): a name the resolver answers anew (evicted from its cache, or
+    no cache) is judged on the new answer, so a name rebound from a public address to a
+    private one is refused from then on."""
     monkeypatch.setattr("tianwang.middlewares.hostfilter.maybe_deferred_to_future", lambda d: d)
     mw = private_middleware()
-    for path in ("a", "b"):
-        assert reason_of_request(mw, Request(f"http://intranet.example.com/{path}")) == "private"
-    assert mw.reactor.nameResolver.asked == ["intranet.example.com"]
+    mw.reactor.nameResolver.answers = ["61.135.169.125", "61.135.169.125", "127.0.0.1"]
+    outcomes = [reason_of_request(mw, Request(f"http://rebind.example.com/{path}"))
+                for path in ("a", "b", "c")]
+    assert outcomes == [None, None, "private"]
+    assert mw.reactor.nameResolver.asked == ["rebind.example.com"] * 3
 
 
 # -- a real direct fetch of a name that resolves to 127.0.0.1 ----------------------------
@@ -323,3 +335,50 @@ def test_every_normal_host_is_crawled_as_fully_as_without_the_filters(
     assert normal(junk_crawls.on.stored) == expected
     too_big = {url for url in truth if truth[url].get("filter") == "too_big"}
     assert normal(junk_crawls.off.stored) - too_big == expected
+
+
+# -- names no DNS can hold, names of this machine or its cloud (tests/hostile_web.py) -------
+
+
+def test_a_host_no_dns_name_can_be_is_never_asked_for(hostile_web_crawl) -> None:
+    """A 259-character name, a label of 64, "..": linked, refused, not one request made
+    (the proxy would have answered each)."""
+    bad = (hostile_web.LONG_HOST, hostile_web.LONG_LABEL_HOST, hostile_web.DOTS_HOST)
+    asked = {line["url"].split("/")[2] for line in hostile_web_crawl.log}
+    assert hostile_web.PROTOCOL_HOME in asked and not asked & set(bad)
+    assert hostile_web_crawl.stats["tianwang/filter/malformed"] == len(bad)
+
+
+def test_local_names_are_refused_through_a_proxy(hostile_web_crawl) -> None:
+    asked = {line["url"].split("/")[2] for line in hostile_web_crawl.log}
+    assert not asked & set(hostile_web.LOCAL_NAMES)
+    assert f"http://{hostile_web.PUBLIC_CONTROL_HOST}/" in hostile_web_crawl.stored
+    assert hostile_web_crawl.stats["tianwang/filter/private"] == len(hostile_web.LOCAL_NAMES)
+
+
+def test_local_names_are_refused_without_a_proxy_before_any_lookup(tmp_path: Path) -> None:
+    """Fetched directly, localhost resolves to 127.0.0.1 and the others not at all: each is
+    refused by its name, none looked up (no dns failure), none connected to."""
+    seeds = [f"http://{name}/" for name in hostile_web.LOCAL_NAMES]
+    crawl = run_crawl(tmp_path, seeds, {}, proxy=False, timeout=120)
+    assert crawl.returncode == 1, crawl.stderr[-3000:]  # nothing could be stored
+    count = len(hostile_web.LOCAL_NAMES)
+    assert crawl.summary().endswith(
+        f"refused {count} (private {count}), failed 0"), crawl.summary()
+    assert crawl.sent == [] and "Traceback" not in crawl.stderr
+
+
+TESTWEB_MODES = ("--junk", "--mirrors", "--changing", "--protocols", "--hidden-roots",
+                 "--https")
+
+
+@pytest.mark.parametrize("mode", TESTWEB_MODES)
+def test_the_test_webs_own_names_are_not_local(mode: str) -> None:
+    """The test web serves its names through a proxy: none is taken for a local one, but
+    the junk web's "localhost", which is there to be refused."""
+    rules = HostRules(SpamList(), drop_other_ports=False, drop_digit_hosts=False,
+                      drop_local_names=True)
+    truth = load_truth(11, 200, None, mode)
+    refused = {page["host"] for url, page in truth.items() if rules.reason(url) == "private"}
+    assert refused == ({"localhost"} if mode == "--junk" else set())
+    assert all(parse_url_host(url) for url in truth)

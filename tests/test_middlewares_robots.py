@@ -1,10 +1,13 @@
 """robots.txt in full (tianwang/middlewares/robots.py), against the protocol hosts' truth and
-the test web's access log: Crawl-delay, 4xx allow all, 5xx and unreachable wait, the cache."""
+the test web's access log: Crawl-delay, 4xx allow all, 5xx and unreachable wait, the cache;
+and against the raw hostile web's (tests/hostile_web.py): files over every limit, byte order
+marks, a body that cannot be read."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests import hostile_web
 from tests.conftest import project_crawler, scrapy_crawl
 from tests.filters_crawl import final_stats
 from tests.protocols_crawl import (
@@ -14,7 +17,7 @@ from tests.protocols_crawl import (
     ROBOTS_TTL,
 )
 from tianwang.config import SettingError
-from tianwang.middlewares.robots import RobotsConfig, RobotsParser
+from tianwang.middlewares.robots import MAX_ROBOTS_BYTES, RobotsConfig, RobotsParser
 from tianwang.testweb import protocols as web
 
 
@@ -151,3 +154,60 @@ def test_unreachable_robots_is_retried_then_the_request_dropped(tmp_path) -> Non
     assert stats["robotstxt/request_count"] == 2  # robots.txt, then once more
     assert stats["tianwang/robots/unavailable_dropped"] == 1
     assert "downloader/request_count" in stats and stats["downloader/request_count"] == 2
+
+
+# -- RFC 9309 2.5 and its encodings, against the raw hostile web (tests/hostile_web.py) ------
+
+
+def test_oversized_robots_txt_is_obeyed_from_its_first_500_kib(hostile_web_crawl) -> None:
+    """11 MB, 50 MB, chunked, 12 MB of gzip, a gzip inflating to 12 MB, a UTF-8 BOM, UTF-16
+    (LE, BE): `Disallow: /secret` on line 2 is obeyed on every host, the rest fetched."""
+    crawl = hostile_web_crawl
+    for host in hostile_web.ROBOTS_HOSTS:
+        asked = crawl.asked(host)
+        assert [p for p in asked if not hostile_web.robots_allowed(p)] == [], host
+        assert set(asked) == {"/robots.txt", "/", "/open.html"}, (host, asked)
+        assert {f"http://{host}/", f"http://{host}/open.html"} <= set(crawl.stored), host
+    assert crawl.stats["robotstxt/forbidden"] == 2 * len(hostile_web.ROBOTS_HOSTS)
+    # Of the five larger than 500 KiB, the first 500 KiB were read: a few network buffers
+    # more at most, never the file (the server's own count of the bytes that left it).
+    assert crawl.stats["tianwang/robots/cut"] == 5
+    for host in ("www.robots-11mb.com", "www.robots-50mb.com", "www.robots-chunked.com"):
+        line = next(x for x in crawl.log if x["url"] == f"http://{host}/robots.txt")
+        assert line["sent"] < 4 * 1024 * 1024 and not line["complete"], line
+
+
+def test_a_robots_txt_that_cannot_be_read_is_unavailable_not_allow_all(hostile_web_crawl) -> None:
+    crawl, host = hostile_web_crawl, hostile_web.UNREADABLE_ROBOTS_HOST
+    # Asked twice (TIANWANG_ROBOTS_RETRIES=1), nothing else of the host: complete disallow.
+    assert crawl.asked(host) == ["/robots.txt", "/robots.txt"]
+    assert not [url for url in crawl.stored if host in url]
+    assert crawl.stats["tianwang/robots/unavailable_dropped"] == 1
+    assert crawl.stats["tianwang/error/bad_encoding"] == 2
+
+
+@pytest.mark.parametrize("body", [
+    b"\xef\xbb\xbfUser-agent: *\nDisallow: /secret\n",
+    "User-agent: *\nDisallow: /secret\n".encode("utf-16"),  # BOM, this machine's order
+    b"\xff\xfe" + "User-agent: *\nDisallow: /secret\n".encode("utf-16-le"),
+    b"\xfe\xff" + "User-agent: *\nDisallow: /secret\n".encode("utf-16-be"),
+    b"User-agent: *\r\nDisallow: /secret\r\n",
+])
+def test_a_byte_order_mark_is_no_rule(body: bytes) -> None:
+    parser = RobotsParser(body)
+    assert not parser.allowed("http://a.com/secret/x.html", "tianwang")
+    assert parser.allowed("http://a.com/open.html", "tianwang")
+
+
+def test_the_line_the_500_kib_limit_cuts_is_dropped_not_read_as_a_shorter_rule() -> None:
+    head = b"User-agent: *\nDisallow: /secret\n"
+    filler = b"# " + b"x" * 97 + b"\n"
+    body = head + filler * ((MAX_ROBOTS_BYTES - len(head)) // len(filler))
+    body += b"Disallow: /" + b" " * (MAX_ROBOTS_BYTES - len(body) - 11) + b"private/\n"
+    assert len(body) > MAX_ROBOTS_BYTES  # the limit falls inside the last rule
+    parser = RobotsParser(body)
+    assert parser.allowed("http://a.com/open.html", "tianwang")  # "Disallow: /" cut: dropped
+    assert not parser.allowed("http://a.com/secret/x.html", "tianwang")
+    # A download stopped anywhere is cut too, under the limit or not.
+    assert RobotsParser(b"User-agent: *\nDisallow: /", cut=True).allowed("http://a.com/x", "t")
+    assert not RobotsParser(b"User-agent: *\nDisallow: /").allowed("http://a.com/x", "t")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
+import os
 import signal
+import subprocess
 import zlib
 from pathlib import Path
 
@@ -90,6 +93,37 @@ def test_a_data_dir_that_cannot_be_made_stops_the_crawl(tmp_path: Path) -> None:
     (tmp_path / "blocked").write_text("a file where the directory should be")
     with pytest.raises(SettingError, match="TIANWANG_DATA_DIR"):
         run_pipeline(tmp_path / "blocked" / "data", [])
+
+
+def _without_dac_override() -> None:
+    """In the child, before exec: drop the capabilities that let root write anywhere (from
+    its bounding set: what root gets at exec), so a mode of 555 holds for it too."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_a_data_dir_that_exists_but_cannot_be_written_is_refused_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """Refused when the crawler is built: status 2, one line naming the setting, no
+    traceback, and no word of an index moved aside (nothing was read, nothing moved)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    data.chmod(0o555)
+    command, env = crawl_command("site", {"seeds": "http://www.pku.edu.cn/"},
+                                 {"TIANWANG_DATA_DIR": str(data)})
+    result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=120,
+                            preexec_fn=_without_dac_override if os.geteuid() == 0 else None)
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert result.stderr.rstrip().splitlines()[-1] == (
+        f"tianwang: error: setting TIANWANG_DATA_DIR='{data}' is invalid: expected a "
+        "writable directory (Permission denied)")
+    assert "Traceback" not in result.stderr and "md5.sqlite" not in result.stderr
+    assert "Spider opened" not in result.stderr  # refused before the crawl began
+    assert list(data.iterdir()) == []
 
 
 def complete_records(data_dir: Path) -> dict[Path, int]:

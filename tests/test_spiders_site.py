@@ -1,4 +1,5 @@
-"""The `site` spider against the 200-host test web, checked against its ground truth."""
+"""The `site` spider against the 200-host test web, checked against its ground truth, and
+against the raw hostile web's session ids and broken status lines (tests/hostile_web.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TestWeb, scrapy_crawl, tianwang_cli
+from tests import hostile_web
+from tests.conftest import TestWeb, project_crawler, scrapy_crawl, tianwang_cli
 from tests.spec_reader import http_parts, read_records
 from tests.truth import host_of, is_stored_page, load_truth, reach
 from tianwang import default_settings as project_settings
+from tianwang.config import SettingError
+from tianwang.spiders.site import get_session_ids, record_protocol
 from tianwang.testweb.launcher import TestWebProcess, write_seeds
 from tianwang.testweb.model import SyntheticWeb
 
@@ -373,3 +377,46 @@ def test_a_page_gives_at_most_its_limit_of_links_in_document_order() -> None:
     links, left_out = extract_links(response, 30)
     assert links == [f"http://www.example.com/p{n}.html" for n in range(30)]
     assert left_out == 200 - 59  # every href after the one that made the 30th link
+
+
+# -- session ids and a lowercase status line, on the raw hostile web (tests/hostile_web.py) --
+
+
+def test_a_site_writing_session_ids_into_every_link_is_crawled_once(hostile_web_crawl) -> None:
+    """Every link of the shop carries a fresh id, in six styles (osCsid, vBulletin's s=,
+    ASP.NET's /(S(..))/, /sid/<id>/, SESSID, utm_*): each page is asked for once, under its
+    plain url, and the urls whose parameters are no session id are asked as they are."""
+    crawl, host = hostile_web_crawl, hostile_web.SESSION_HOST
+    plain = ["/", *hostile_web.SESSION_PAGES, *hostile_web.KEPT_URLS]
+    sent = [url for url in crawl.sent if url.startswith(f"http://{host}/")]
+    assert sorted(sent) == sorted(f"http://{host}{path}" for path in [*plain, "/robots.txt"])
+    assert {f"http://{host}{path}" for path in plain} <= set(crawl.stored)
+    assert crawl.stats["tianwang/urls/session_ids_stripped"] > 0
+
+
+def test_a_lowercase_status_line_is_stored_as_http_1_1(hostile_web_crawl) -> None:
+    data = hostile_web_crawl.stored["http://www.lowercase-status.com/"]
+    assert data.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert data.split(b"\r\n\r\n", 1)[1] == hostile_web.FAULTS["www.lowercase-status.com"][0].body
+
+
+def test_a_folded_header_is_stored_as_one_header(hostile_web_crawl) -> None:
+    data = hostile_web_crawl.stored["http://www.folded-header.com/"]
+    assert b"\r\nX-Folded: first part second part\r\n" in data.split(b"\r\n\r\n", 1)[0] + b"\r\n"
+
+
+@pytest.mark.parametrize("protocol, recorded", [
+    ("HTTP/1.1", "HTTP/1.1"), ("http/1.1", "HTTP/1.1"), ("HTTP/1.0", "HTTP/1.0"),
+    ("Foo/2.0", "HTTP/2.0"), ("h2", "h2"), (None, "HTTP/1.1"), ("", "HTTP/1.1"),
+    ("ICY", "HTTP/1.1"),
+])
+def test_record_protocol(protocol: str | None, recorded: str) -> None:
+    assert record_protocol(protocol) == recorded
+
+
+def test_a_bad_session_entry_stops_the_crawl_at_start() -> None:
+    crawler = project_crawler(TIANWANG_SESSION_PARAMS=["sid", "s=(["])
+    with pytest.raises(SettingError, match="TIANWANG_SESSION_PARAMS"):
+        get_session_ids(crawler.settings, "TIANWANG_SESSION_PARAMS")
+    assert get_session_ids(project_crawler(TIANWANG_SESSION_PARAMS="").settings,
+                           "TIANWANG_SESSION_PARAMS") is None

@@ -5,6 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from w3lib.url import safe_url_string
 
+import tianwang.default_settings as defaults
 from tianwang.urls import (
     canonical_url,
     directory_depth,
@@ -391,3 +392,50 @@ def test_strip_session_ids(url: str, expected: str) -> None:
 def test_no_session_names_strip_nothing() -> None:
     assert session_id_pattern([]) is None
     assert strip_session_ids("http://a.com/?sid=1", None) == "http://a.com/?sid=1"
+
+
+DEFAULT_SESSION_PARAMS = defaults.TIANWANG_SESSION_PARAMS
+ID32 = "0123456789abcdef0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        # osCommerce, vBulletin (32 hex only), SESSID, utm_*, classic ASP's ASPSESSIONID<x>
+        (f"http://a.com/p.php?osCsid={ID32}&id=3", "http://a.com/p.php?id=3"),
+        (f"http://a.com/f.php?s={ID32}&t=9", "http://a.com/f.php?t=9"),
+        ("http://a.com/search.php?s=shoes", "http://a.com/search.php?s=shoes"),
+        (f"http://a.com/search.php?s={ID32[:-1]}x", f"http://a.com/search.php?s={ID32[:-1]}x"),
+        ("http://a.com/p?SESSID=k2c9a7fj3l", "http://a.com/p"),
+        ("http://a.com/p?utm_source=x&utm_medium=y&utm_campaign=z&id=1", "http://a.com/p?id=1"),
+        ("http://a.com/p?ASPSESSIONIDAQBSDSRT=EOHBLBDDPFCLHKPGGKLILNAM", "http://a.com/p"),
+        # sid: an id (16 letters or digits and more), not an article number or a short value
+        (f"http://a.com/p?sid={ID32[:16]}", "http://a.com/p"),
+        ("http://a.com/article.pl?sid=06/12/23/1747235",
+         "http://a.com/article.pl?sid=06/12/23/1747235"),
+        ("http://a.com/list?sid=12", "http://a.com/list?sid=12"),
+        # path-style ids
+        ("http://a.com/(S(lit3py55t21z5v55vlm25s55))/default.aspx",
+         "http://a.com/default.aspx"),
+        ("http://a.com/(A(BCD-_x)S(lit3py55t21z5v55vlm25s55)F(f))/a/b.aspx?x=1",
+         "http://a.com/a/b.aspx?x=1"),
+        ("http://a.com/(lit3py55t21z5v55vlm25s55)/d.aspx", "http://a.com/d.aspx"),
+        ("http://a.com/app(1)/(x)/page.html", "http://a.com/app(1)/(x)/page.html"),
+        (f"http://a.com/sid/{ID32}/p.html", "http://a.com/p.html"),
+        (f"http://a.com/sid/{ID32}/", "http://a.com/"),
+        (f"http://a.com/shop/osCsid/{ID32}", "http://a.com/shop"),
+        ("http://a.com/sid/about.html", "http://a.com/sid/about.html"),
+        ("http://a.com/sid/about/index.html", "http://a.com/sid/about/index.html"),
+        (f"http://sid/{ID32}/x", f"http://sid/{ID32}/x"),  # a host is no path
+        (f"http://a.com/x;jsessionid={ID32}.node1?id=3", "http://a.com/x?id=3"),
+        ("http://a.com/p?a=1#s=" + ID32, "http://a.com/p?a=1#s=" + ID32),
+    ],
+)
+def test_the_default_session_ids_and_what_they_leave_alone(url: str, expected: str) -> None:
+    assert strip_session_ids(url, session_id_pattern(DEFAULT_SESSION_PARAMS)) == expected
+
+
+@pytest.mark.parametrize("entry", ["s=([", "=x", "a b", "utm_*=x", "s="])
+def test_a_bad_session_entry_is_refused(entry: str) -> None:
+    with pytest.raises(ValueError):
+        session_id_pattern([entry])

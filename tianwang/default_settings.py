@@ -103,6 +103,10 @@ DOWNLOADER_MIDDLEWARES = {
     # Before RedirectMiddleware (600): a Location no request can be made of is refused,
     # counted and logged once per host, not a traceback from the redirect middleware.
     "tianwang.middlewares.location.BadLocationMiddleware": 610,
+    # Scrapy's meta refresh, with a refresh to no url (javascript:, a port out of range)
+    # ignored as browsers do, the page kept: not a traceback, the page lost.
+    "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+    "tianwang.middlewares.refresh.CheckedMetaRefreshMiddleware": 580,
     # After RetryMiddleware (550) gave up: a download error (timeout, refused connection,
     # DNS) is counted and logged once per host and reason, not a traceback per url.
     "tianwang.middlewares.failures.FailureMiddleware": 540,
@@ -175,7 +179,8 @@ TIANWANG_LINK_GRAPH = True
 # HTTP proxy for every request (e.g. the test web); "" uses the http_proxy variable, if any.
 TIANWANG_PROXY = ""
 # Largest body fetched, in bytes; a longer one is cut off, counted and never stored. It
-# bounds the decoded body too (gzip, deflate, br, zstd), of every request, robots.txt included.
+# bounds the decoded body too (gzip, deflate, br, zstd), of every request but robots.txt
+# (its first 500 KiB are always read: RFC 9309).
 TIANWANG_MAX_PAGE_BYTES = 10 * 1024 * 1024
 # Refuse hosts on a port other than 80 (443 for https): test servers, as seed 004 found.
 TIANWANG_DROP_OTHER_PORTS = True
@@ -187,7 +192,8 @@ TIANWANG_CA_FILE = ""
 TIANWANG_DROP_DIGIT_HOSTS = True
 # File of spam domains (each also refusing its subdomains) and host regexes; "" for none.
 TIANWANG_SPAM_LIST = ""
-# Without a proxy, refuse hosts resolving to private, loopback, link-local or multicast IPs.
+# Refuse names of this machine or its network (localhost, *.local, *.internal...) and, without
+# a proxy, hosts resolving to private, loopback, link-local or multicast IPs.
 TIANWANG_BLOCK_PRIVATE = True
 
 # URL weight (seed 000): start weight, less 1 per directory level, "?" and "&" in the url.
@@ -337,11 +343,12 @@ TIANWANG_SITEMAP_MAX_FILES = 50
 TIANWANG_SITEMAP_MAX_DEPTH = 2
 
 # --- crawler traps (tianwang/middlewares/traps.py, tianwang/urls.py) ---
-# Query or path parameters holding a session id, dropped from every link before dedup
-# (case-insensitive); [] keeps them.
+# Session ids dropped from every link before dedup (case-insensitive; [] keeps them): `name`
+# (any value), `prefix*`, `name=REGEX` (a value REGEX matches whole); a name also as /name/<id>/.
 TIANWANG_SESSION_PARAMS = [
-    "jsessionid", "phpsessid", "aspsessionid", "sessionid", "session_id", "sid", "cfid",
-    "cftoken", "zenid",
+    "jsessionid", "phpsessid", "aspsessionid*", "sessionid", "session_id",
+    "sid=[0-9a-z]{16}[0-9a-z]*", "cfid", "cftoken", "zenid", "oscsid", "sessid",
+    "s=[0-9a-f]{32}", "utm_*",
 ]
 # Longest url requested, in characters (a url past it is refused as url_length); 0 = none.
 TIANWANG_MAX_URL_LENGTH = 2048

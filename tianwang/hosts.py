@@ -1,8 +1,12 @@
-"""Which hosts a crawl refuses: ports, IP literals, spam domains, digit-led names (seed 004).
+"""Which hosts a crawl refuses: ports, IP literals, spam domains, digit-led names (seed 004),
+names no DNS can hold, and names of the crawler's own machine or network.
 
 Pure python (no Scrapy, no Twisted). The host of a url is read the way a browser reads it
 (the WHATWG URL standard's host parser), so a link cannot slip an IP address past the
-filter by spelling it http://2130706433/, http://0x7f.1/ or http://0177.0.0.1/.
+filter by spelling it http://2130706433/, http://0x7f.1/ or http://0177.0.0.1/. A domain
+must also be one DNS can hold (RFC 1035: at most 253 characters, labels of 1 to 63), which
+the URL standard does not ask: a longer one never resolves, and its name cannot even be a
+directory of the record tree (255 bytes at most), nor can "..".
 """
 
 from __future__ import annotations
@@ -18,6 +22,16 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # Code points the URL standard forbids in a domain (after percent-decoding).
 _FORBIDDEN = re.compile(r"[\x00-\x20#%/:<>?@\[\\\]^|\x7f]")
+MAX_NAME, MAX_LABEL = 253, 63  # RFC 1035 2.3.4, without the root's trailing dot
+# Names of this machine, and the ones the machine's own resolver answers from its hosts file
+# or search domains, never the public DNS: a page linking to them points the crawler at its
+# own network, whatever proxy it fetches through. The special-use names of RFC 6761
+# (localhost), RFC 6762 (local: multicast DNS), RFC 8375 (home.arpa), ICANN's private-use
+# TLD (internal, 2024: metadata.google.internal, *.ec2.internal), the hosts-file domains of
+# Linux distributions (localdomain, localdomain6), and the private TLDs RFC 6762 appendix G
+# found in use (intranet, private, corp, home, lan): none is, or will be, a public TLD.
+LOCAL_SUFFIXES = ("localhost", "local", "internal", "home.arpa", "localdomain",
+                  "localdomain6", "intranet", "private", "corp", "home", "lan")
 # A spam-list line made only of these is a domain; anything else is a regex.
 _DOMAIN_LINE = re.compile(r"^(?:\*\.|\.)?[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?$")
 
@@ -88,7 +102,24 @@ def _domain(raw: str, url: str) -> str:
     host = host.lower()
     if not host or host == "." or _FORBIDDEN.search(host):
         raise MalformedURL(f"bad host in {url!r}")
+    name = host[:-1] if host.endswith(".") else host
+    if len(name) > MAX_NAME or any(not 0 < len(label) <= MAX_LABEL for label in name.split(".")):
+        raise MalformedURL(f"host is no DNS name (253 characters, labels of 1 to 63) in {url!r}")
     return host
+
+
+def is_local_name(host: str) -> bool:
+    """Whether a domain (lowercase, as parse_url_host gives it) names this machine or its
+    network: a single label (localhost, ip6-localhost, metadata, instance-data: found only in
+    the hosts file or through the resolver's search domains) or a name under LOCAL_SUFFIXES
+    (localhost.localdomain, printer.local, metadata.google.internal)."""
+    name = host.rstrip(".")
+    if "." not in name:
+        return True
+    return name.endswith(_LOCAL_ENDINGS) or name in LOCAL_SUFFIXES
+
+
+_LOCAL_ENDINGS = tuple(f".{suffix}" for suffix in LOCAL_SUFFIXES)
 
 
 def ipv4_literal(host: str, url: str = "") -> ipaddress.IPv4Address | None:
@@ -197,6 +228,7 @@ class HostRules:
     spam: SpamList
     drop_other_ports: bool = True
     drop_digit_hosts: bool = True
+    drop_local_names: bool = False  # is_local_name: refused as "private"
 
     def reason(self, url: str) -> str | None:
         try:
@@ -208,6 +240,8 @@ class HostRules:
     def reason_for(self, parsed: UrlHost) -> str | None:
         if parsed.ip is not None:
             return "ip"
+        if self.drop_local_names and is_local_name(parsed.host):
+            return "private"
         if self.drop_other_ports and parsed.port != DEFAULT_PORTS[parsed.scheme]:
             return "port"
         if self.spam and self.spam.matches(parsed.host):

@@ -27,6 +27,10 @@ LASTMOD = "tianwang_lastmod"
 SITE = "tianwang_site"
 # Set by RobotsMiddleware on its own robots.txt requests.
 ROBOTS = "tianwang_robots"
+# Set by RobotsMiddleware on its robots.txt requests (RFC 9309: the first 500 KiB are
+# parsed): ContentTypeMiddleware reads at most this many bytes of the body and keeps them,
+# BoundedDecompressionMiddleware decodes at most this many, never refusing a longer body.
+KEEP_FIRST = "tianwang_keep_first"
 # Set by BackoffMiddleware: times this request was sent back after a Retry-After pause.
 BACKOFF_PAUSES = "tianwang_backoff_pauses"
 

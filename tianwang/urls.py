@@ -197,33 +197,113 @@ def path_key(url: str) -> str:
     return f"{host}/{first}"
 
 
-# --- session ids (issue 16: crawler traps) ---------------------------------------------------
+# --- session ids (crawler traps) ---------------------------------------------------------
 #
-# A site that writes a fresh session id into every link ("?sid=9f2c...", ";jsessionid=...")
-# gives each page endless urls. The id is dropped before dedup, so they are one url again.
+# A site that writes a fresh session id into every link ("?sid=9f2c...", ";jsessionid=...",
+# "/(S(lit3py55t21z5v55vlm25s55))/", "/sid/9f2c.../") gives each page endless urls. The id is
+# dropped before dedup, so they are one url again.
+
+# The value of a session id written as a path pair (/sid/<id>/) with no pattern of its own:
+# 16 letters or digits at least, as the ids of PHP, Java and ASP are, and no directory name.
+_ID_LIKE = re.compile(r"[0-9a-z]{16,}", re.IGNORECASE)
+# ASP.NET's cookieless sessions: /(S(id))/, /(A(..)S(id)F(..))/ (2.0 on), /(id)/ (1.x: 24
+# characters of a-z and 0-5). No page's path has a segment of that form.
+_ASPNET = r"/\((?:[a-z]\([^()/?#]*\))+\)(?=/)|/\([a-z0-5]{24}\)(?=/)"
 
 
-def session_id_pattern(names: list[str] | tuple[str, ...]) -> re.Pattern[str] | None:
-    """What finds a session-id parameter of one of `names` (case-insensitive) in a url:
-    a path parameter (";jsessionid=...") or a query parameter ("?sid=...", "&sid=...").
-    None when there are no names (nothing is stripped)."""
-    if not names:
-        return None
-    alternatives = "|".join(re.escape(name) for name in sorted(set(names), key=len, reverse=True))
-    return re.compile(rf"([;?&])(?:{alternatives})=[^;?&#]*", re.IGNORECASE)
+class SessionIds:
+    """The session-id rules of TIANWANG_SESSION_PARAMS, one entry each:
+
+    - `name`: the parameter `name` (case-insensitive), whatever its value;
+    - `prefix*`: any parameter whose name starts with prefix (`utm_*`, `aspsessionid*`);
+    - `name=REGEX`: the parameter only when its whole value matches REGEX (vBulletin's
+      `s=[0-9a-f]{32}`: a search's `s=shoes` is kept).
+
+    Each is stripped as a query parameter (`?sid=..`, `&sid=..`) or a path parameter
+    (`;jsessionid=..`); a name (not a prefix) also as a path pair, `/sid/<id>/`, when the id
+    matches its REGEX, or else is 16 letters or digits at least (so `/sid/about/` stays).
+    ASP.NET's cookieless ids in the path are stripped whenever there are rules.
+    ValueError for an entry that is not one of these.
+    """
+
+    def __init__(self, entries: list[str] | tuple[str, ...]) -> None:
+        self.any_value: set[str] = set()
+        self.prefixes: list[str] = []
+        self.valued: dict[str, re.Pattern[str]] = {}
+        for entry in entries:
+            name, equals, value = entry.strip().lower().partition("=")
+            if not name or not re.fullmatch(r"[a-z0-9_.\-\[\]]+\*?", name) or \
+                    (equals and (name.endswith("*") or not value)):
+                raise ValueError(f"not a parameter name, name* or name=REGEX: {entry!r}")
+            if equals:
+                try:
+                    self.valued[name] = re.compile(value, re.IGNORECASE)
+                except re.error as exc:
+                    raise ValueError(f"bad REGEX in {entry!r}: {exc}") from None
+            elif name.endswith("*"):
+                self.prefixes.append(name[:-1])
+            else:
+                self.any_value.add(name)
+        names = sorted(self.any_value | set(self.valued), key=len, reverse=True)
+        named = "|".join(re.escape(name) for name in names)
+        params = "|".join([named] * bool(named)
+                          + [re.escape(p) + r"[^=;?&#/]*" for p in self.prefixes])
+        # Most urls hold none: three searches of the lowercased url say so (case-sensitive
+        # and one pattern each: a fifth of the cost of one IGNORECASE alternation of all).
+        never = r"(?!)"
+        self.find_param = re.compile(rf"[;?&](?:{params})=" if params else never)
+        self.find_pair = re.compile(rf"/(?:{named})/" if named else never)
+        self.path_param = re.compile(r";([^;=/?#]*)=([^;/?#]*)")
+        self.path_pair = re.compile(rf"/({named})/([^/?#;]+)(?=[/;]|\Z)" if named else never,
+                                    re.IGNORECASE)
+        self.aspnet = re.compile(_ASPNET, re.IGNORECASE)
+
+    def is_session(self, name: str, value: str) -> bool:
+        """Whether the parameter name=value is a session id by these rules."""
+        name = name.lower()
+        if name in self.any_value:
+            return True
+        pattern = self.valued.get(name)
+        if pattern is not None:
+            return pattern.fullmatch(value) is not None
+        return any(name.startswith(prefix) for prefix in self.prefixes)
+
+    def strip(self, url: str) -> str:
+        """The url without its session ids; most urls have none and are returned as they
+        are after one regex search."""
+        lowered = url.lower()
+        if self.find_param.search(lowered) is None and "/(" not in url and \
+                self.find_pair.search(lowered) is None:
+            return url
+        hash_at = url.find("#")
+        fragment = url[hash_at:] if hash_at >= 0 else ""
+        rest = url[:hash_at] if hash_at >= 0 else url
+        base, question, query = rest.partition("?")
+        path_at = base.find("/", base.find("://") + 3) if "://" in base else 0
+        site, path = (base[:path_at], base[path_at:]) if path_at >= 0 else (base, "")
+        path = self.aspnet.sub("", path)
+        path = self.path_pair.sub(self._pair, path)
+        path = self.path_param.sub(lambda m: "" if self.is_session(*m.groups()) else m[0], path)
+        if not path and path_at >= 0:
+            path = "/"
+        if question:
+            kept = [pair for pair in query.split("&")
+                    if not ("=" in pair and self.is_session(*pair.split("=", 1)))]
+            query = "&".join(kept)
+        return site + path + ("?" + query if query else "") + fragment
+
+    def _pair(self, match: re.Match[str]) -> str:
+        name, value = match.group(1).lower(), match.group(2)
+        pattern = self.valued.get(name, _ID_LIKE)
+        return "" if pattern.fullmatch(value) else match.group(0)
 
 
-def strip_session_ids(url: str, pattern: re.Pattern[str] | None) -> str:
-    """The url without its session-id parameters (see session_id_pattern); most urls have
-    none and are returned as they are after one regex search."""
-    if pattern is None or pattern.search(url) is None:
-        return url
-    hash_at = url.find("#")
-    fragment = url[hash_at:] if hash_at >= 0 else ""
-    rest = url[:hash_at] if hash_at >= 0 else url
-    base, question, query = rest.partition("?")
-    base = pattern.sub(lambda m: "" if m.group(1) == ";" else m.group(0), base)
-    if question:
-        kept = [pair for pair in query.split("&") if not pattern.fullmatch("&" + pair)]
-        query = "&".join(kept)
-    return base + ("?" + query if query else "") + fragment
+def session_id_pattern(entries: list[str] | tuple[str, ...]) -> SessionIds | None:
+    """The rules of these TIANWANG_SESSION_PARAMS entries (see SessionIds); None when there
+    are none (nothing is stripped). ValueError for a bad entry."""
+    return SessionIds(entries) if entries else None
+
+
+def strip_session_ids(url: str, rules: SessionIds | None) -> str:
+    """The url without its session ids (see SessionIds); as it is when there are no rules."""
+    return url if rules is None else rules.strip(url)

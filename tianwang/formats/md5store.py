@@ -70,6 +70,8 @@ class MD5Store:
         path = self.data_dir / INDEX_FILE
         try:
             self._db, self._ends, self._marks = _open(path)
+        except sqlite3.OperationalError as exc:  # cannot be opened or written: not damage
+            raise OSError(None, str(exc), str(path)) from None
         except sqlite3.DatabaseError as exc:  # not a database (any more): rebuild it
             aside = path.with_name(f"{INDEX_FILE}.bad")
             logger.warning("%s: %s (moved to %s); rebuilding it from the records",

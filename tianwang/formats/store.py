@@ -43,6 +43,15 @@ def page_path(data_dir: str | os.PathLike[str], host: str) -> Path:
     return Path(data_dir) / f"data_{host_bucket(dirname)}" / dirname / "page.dat"
 
 
+def check_writable(data_dir: str | os.PathLike[str]) -> None:
+    """OSError unless a file can be made in data_dir: a directory that exists is not yet
+    one the crawl can write (read-only file system, another owner, mode 555)."""
+    probe = Path(data_dir) / f".write-check-{os.getpid()}"
+    with open(probe, "wb"):
+        pass
+    probe.unlink()
+
+
 def record_files(data_dir: str | os.PathLike[str]) -> list[Path]:
     """Every `data_*/*/page.dat` under data_dir, sorted."""
     return sorted(path for path in Path(data_dir).glob("data_*/*/page.dat") if path.is_file())

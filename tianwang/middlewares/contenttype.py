@@ -2,15 +2,24 @@
 
 A response whose Content-Type is not one of TIANWANG_STORE_TYPES is stopped when its headers
 arrive, before its body is read: the types that are fetched are exactly the types that are
-stored, so the two can never disagree. A response with no Content-Type is judged by its first
+stored, so the two can never disagree. A response with no Content-Type is judged by its
 bytes (magic numbers, control bytes), and so is one declared text (issue 16: PNG bytes
-served as text/html are not text). A body over TIANWANG_MAX_PAGE_BYTES is cut off. A
-compressed body is judged once decoded, by BoundedDecompressionMiddleware.
+served as text/html are not text): its first bytes as WHATWG sniffing does, then the whole
+body as it arrives, window by window (4 KiB), at a cost linear in the bytes and bounded by
+the page limit: a text start followed by random bytes, or by an executable, is stopped at
+the first binary window. A body over TIANWANG_MAX_PAGE_BYTES is cut off. A compressed body
+is judged once decoded, by BoundedDecompressionMiddleware. A 204 or 205 (no content) is no
+page either.
 
 Either way the request ends in IgnoreRequest: no spider callback, pipeline or store ever sees
 a partial body. Counted as tianwang/filter/content_type (untyped binary too),
-tianwang/filter/not_text (declared text, binary) and tianwang/filter/too_big, with the bytes
-not fetched (when the Content-Length told them) in tianwang/filter/<reason>_bytes.
+tianwang/filter/not_text (declared text, binary), tianwang/filter/too_big and
+tianwang/filter/no_content, with the bytes not fetched (when the Content-Length told them)
+in tianwang/filter/<reason>_bytes.
+
+A request marked meta.KEEP_FIRST (robots.txt: RFC 9309 parses the first 500 KiB) is the one
+exception: its body is read up to that many bytes and then stopped, the part read kept as
+the response, whatever its size or type.
 """
 
 from __future__ import annotations
@@ -21,16 +30,20 @@ from typing import Any, NoReturn
 
 from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.http import Response
 from scrapy.http.headers import Headers
 
-from tianwang import meta
+from tianwang import meta as tw_meta
 from tianwang import signals as tw_signals
 from tianwang.config import SettingError, get_int, get_media_types
 
 logger = logging.getLogger(__name__)
 
-# meta: [bytes received, first chunk still to sniff, expected length, declared a type]
+# meta: [bytes received, first chunk still to sniff, expected length, declared a type,
+# bytes of the open window, binary bytes in it, judge the windows]. A list, not an object:
+# a retried request goes back to the frontier, whose log writes meta with marshal.
 _BODY = "_tianwang_body"
+NO_CONTENT = frozenset({204, 205})
 _STOPPED = "_tianwang_stopped"  # meta: why this middleware stopped the download
 
 # File signatures of the binary formats most often served without a type (WHATWG MIME
@@ -48,6 +61,15 @@ _TEXT_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 
 _ASCII_TEXT = re.compile(rb"[\t\n\r\x20-\x7e]")
+# The rest of the body, past the first bytes: judged in windows of WINDOW bytes, a window
+# binary when more than 1 in BINARY_SHARE of its bytes are binary bytes. Text has none, or a
+# stray few (a pasted control character); random or compressed bytes have 1 in 10, an
+# executable more (its zeros). Deleting the non-binary bytes counts them at C speed.
+WINDOW = 4096
+BINARY_SHARE = 64
+SNIFFED = 1024  # the first bytes, judged by looks_binary
+_NOT_BINARY = bytes(b for b in range(256) if not _BINARY_BYTES.match(bytes([b])))
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def looks_binary(first: bytes) -> bool:
@@ -65,6 +87,29 @@ def looks_binary(first: bytes) -> bool:
     if sample.isascii() or len(_ASCII_TEXT.findall(sample)) * 4 >= len(sample):
         return False
     return not (_decodes(sample, "utf-8") or _decodes(sample, "gb18030"))
+
+
+def binary_bytes(data: bytes) -> int:
+    """How many bytes of data are binary bytes (the WHATWG set)."""
+    return len(data.translate(None, _NOT_BINARY))
+
+
+def binary_window(body: bytes, start: int = SNIFFED) -> bool:
+    """Whether a window of body past `start` is binary (see WINDOW): the whole-body check of
+    a body held in memory, as ContentTypeMiddleware does chunk by chunk. A body in UTF-16
+    (its BOM) is text by its BOM: half its bytes are zeros."""
+    if body.startswith(_UTF16_BOMS):
+        return False
+    for at in range(start, len(body), WINDOW):
+        window = body[at:at + WINDOW]
+        if _binary(binary_bytes(window), len(window)):
+            return True
+    return False
+
+
+def _binary(binary: int, size: int) -> bool:
+    """A window (or the last part of a body, 256 bytes or more) with too many binary bytes."""
+    return size >= 256 and binary * BINARY_SHARE > size
 
 
 def _decodes(sample: bytes, encoding: str) -> bool:
@@ -112,6 +157,9 @@ class ContentTypeMiddleware:
         meta.pop(_BODY, None)  # a retried request carries its previous response's state
         meta.pop(_STOPPED, None)
         length = body_length if isinstance(body_length, int) else None  # else UNKNOWN_LENGTH
+        if meta.get(tw_meta.KEEP_FIRST):  # its first bytes kept, whatever its size or type
+            meta[_BODY] = [0, False, length, False, 0, 0, False]
+            return
         sniff = typed = False
         if b"Location" not in headers and not is_robots(request):  # both read on headers
             mime = media_type(headers.get(b"Content-Type"))
@@ -125,20 +173,54 @@ class ContentTypeMiddleware:
         if self.max_bytes and length is not None and length > self.max_bytes:
             self._stop(request, "too_big", length)  # an untyped one too: no byte is worth it
         if sniff or (self.max_bytes and length is None):
-            meta[_BODY] = [0, sniff, length, typed]
+            meta[_BODY] = [0, sniff, length, typed, 0, 0, sniff]
 
     def bytes_received(self, data: bytes, request: Request) -> None:
         state = request.meta.get(_BODY)
         if state is None:  # the common case: typed, with a Content-Length within the limit
             return
+        keep = request.meta.get(tw_meta.KEEP_FIRST)
+        start = state[0]
         state[0] += len(data)
+        if keep:
+            if state[0] >= keep:
+                raise StopDownload(fail=False)  # the response: what was read so far
+            return
         if state[1]:
             state[1] = False
-            if looks_binary(data[:1024]):
-                left = state[2] - state[0] if state[2] is not None else None
-                self._stop(request, "not_text" if state[3] else "content_type", left)
+            if looks_binary(data[:SNIFFED]):
+                self._stop(request, "not_text" if state[3] else "content_type", _left(state))
+            if data.startswith(_UTF16_BOMS):
+                state[6] = False  # text by its BOM, half zeros: not judged by its zeros
+        if state[6] and state[0] > SNIFFED:
+            self._judge(request, state, data[max(0, SNIFFED - start):])
         if self.max_bytes and state[0] > self.max_bytes:
             self._stop(request, "too_big", None)
+
+    def _judge(self, request: Request, state: list, data: bytes) -> None:
+        """Feed the body past its first bytes to the windows; stop at a binary one."""
+        at = 0
+        while at < len(data):
+            take = min(WINDOW - state[4], len(data) - at)
+            state[5] += binary_bytes(data[at:at + take])
+            state[4] += take
+            at += take
+            if state[4] == WINDOW:
+                if _binary(state[5], WINDOW):
+                    self._stop(request, "not_text" if state[3] else "content_type",
+                               _left(state))
+                state[4] = state[5] = 0
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        """No page in a 204 or 205; a body's last part (under a window) judged now."""
+        if response.status in NO_CONTENT and not is_robots(request):
+            self._refuse(request, "no_content", None)
+            raise IgnoreRequest("content filter: no_content")
+        state = request.meta.get(_BODY)
+        if state is not None and state[6] and _binary(state[5], state[4]):
+            self._refuse(request, "not_text" if state[3] else "content_type", None)
+            raise IgnoreRequest(f"content filter: {request.meta[_STOPPED]}")
+        return response
 
     def process_exception(self, request: Request, exception: Exception) -> None:
         reason = request.meta.get(_STOPPED)
@@ -146,6 +228,12 @@ class ContentTypeMiddleware:
             raise IgnoreRequest(f"content filter: {reason}")
 
     def _stop(self, request: Request, reason: str, bytes_left: int | None) -> NoReturn:
+        self._refuse(request, reason, bytes_left)
+        # fail=True: the download ends as an error (made IgnoreRequest in process_exception),
+        # never as a response with a partial body that a callback could store.
+        raise StopDownload(fail=True)
+
+    def _refuse(self, request: Request, reason: str, bytes_left: int | None) -> None:
         request.meta[_STOPPED] = reason
         self.stats.inc_value(f"tianwang/filter/{reason}")
         if self.signals is not None:
@@ -156,14 +244,16 @@ class ContentTypeMiddleware:
         if reason not in self._logged:
             self._logged.add(reason)
             logger.info("Stopped %s: content filter %r (logged once)", request, reason)
-        # fail=True: the download ends as an error (made IgnoreRequest in process_exception),
-        # never as a response with a partial body that a callback could store.
-        raise StopDownload(fail=True)
+
+
+def _left(state: list) -> int | None:
+    """The bytes of the body not fetched, when its length was told."""
+    return state[2] - state[0] if state[2] is not None else None
 
 
 def is_robots(request: Request) -> bool:
     """RobotsTxtMiddleware's own request (robots.txt), or a sitemap's (XML, maybe gzip): read
     whatever type it is served as; TIANWANG_MAX_PAGE_BYTES still bounds it."""
-    if request.meta.get(meta.SITEMAP):
+    if request.meta.get(tw_meta.SITEMAP):
         return True
     return bool(request.meta.get("dont_obey_robotstxt")) and request.url.endswith("/robots.txt")

@@ -9,10 +9,16 @@ the limit, so a bomb costs at most the limit in memory and ends as soon as it pa
 - too_big: the decoded body passes the limit: IgnoreRequest, counted tianwang/filter/too_big;
 - bad_encoding: the body does not decode as its Content-Encoding says: IgnoreRequest,
   counted tianwang/error/bad_encoding (the web's fault, logged once per host);
-- not_text: a page declared text/html or text/plain (or untyped) whose decoded first bytes
-  are binary (see contenttype.looks_binary): IgnoreRequest, counted tianwang/filter/not_text
-  (tianwang/filter/content_type when it had no type). An uncompressed body is judged on its
-  first bytes by ContentTypeMiddleware as they arrive.
+- not_text: a page declared text/html or text/plain (or untyped) whose decoded body is
+  binary, its first bytes or any window of the rest (see contenttype.looks_binary and
+  binary_window): IgnoreRequest, counted tianwang/filter/not_text
+  (tianwang/filter/content_type when it had no type). An uncompressed body is judged by
+  ContentTypeMiddleware as it arrives.
+
+A request marked meta.KEEP_FIRST (robots.txt) is decoded up to that many bytes and the
+rest dropped, never refused as too_big; its body may be cut (ContentTypeMiddleware stopped
+it there), and a cut stream decodes as far as it goes. A body that does not decode at all
+is the web's failure: DownloadFailed, so robots.txt counts it unavailable, not allow-all.
 
 What is stored is the decoded body without the Content-Encoding header, as before.
 """
@@ -20,6 +26,7 @@ What is stored is the decoded body without the Content-Encoding header, as befor
 from __future__ import annotations
 
 import logging
+import zlib
 from typing import Any
 
 from scrapy import Request
@@ -27,10 +34,18 @@ from scrapy.downloadermiddlewares.httpcompression import HttpCompressionMiddlewa
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response, TextResponse
 from scrapy.responsetypes import responsetypes
-from scrapy.utils._compression import _DecompressionMaxSizeExceeded
+from scrapy.utils._compression import _DecompressionMaxSizeExceeded, brotli, zstd
 
+from tianwang import meta
 from tianwang.config import get_int, get_media_types
-from tianwang.middlewares.contenttype import is_robots, looks_binary, media_type
+from tianwang.middlewares.contenttype import (
+    SNIFFED,
+    binary_window,
+    is_robots,
+    looks_binary,
+    media_type,
+)
+from tianwang.middlewares.failures import DownloadFailed
 from tianwang.urls import url_host
 
 logger = logging.getLogger(__name__)
@@ -55,16 +70,19 @@ class BoundedDecompressionMiddleware(HttpCompressionMiddleware):
         encodings = response.headers.getlist("Content-Encoding")
         if request.method == "HEAD" or not encodings:
             return response
-        limit = self._limit(request)
+        keep = request.meta.get(meta.KEEP_FIRST)
         try:
-            body, kept = self._handle_encoding(response.body, encodings, limit)
+            if keep:
+                body, kept = self._decode_first(response.body, encodings, keep)
+            else:
+                body, kept = self._handle_encoding(response.body, encodings, self._limit(request))
         except _DecompressionMaxSizeExceeded:
             self._refuse(request, "filter", "too_big")
         except Exception as error:  # zlib.error, brotli.error, ZstdError, OSError, EOFError
             self._refuse(request, "error", "bad_encoding", error)
         mime = media_type(response.headers.get(b"Content-Type"))
         if (mime is None or mime in self.text_types) and not is_robots(request):
-            if looks_binary(body[:1024]):
+            if looks_binary(body[:SNIFFED]) or binary_window(body):
                 self._refuse(request, "filter", "not_text" if mime else "content_type")
         if self.stats:
             self.stats.inc_value("httpcompression/response_bytes", len(body))
@@ -80,6 +98,16 @@ class BoundedDecompressionMiddleware(HttpCompressionMiddleware):
         if not kept:
             del response.headers["Content-Encoding"]
         return response
+
+    def _decode_first(self, body: bytes, encodings: list[bytes],
+                      size: int) -> tuple[bytes, list[bytes]]:
+        """At most the first `size` bytes of the decoded body (each coding in turn), from a
+        body that may be cut; the codings left undecoded. ValueError (or the decoder's
+        own error) when the body does not decode at all."""
+        to_decode, kept = self._split_encodings(encodings)
+        for encoding in to_decode:
+            body = decode_first(body, encoding, size)
+        return body, kept
 
     def _limit(self, request: Request) -> int:
         """The limit of this request: ours, or a smaller download_maxsize of its own."""
@@ -98,4 +126,32 @@ class BoundedDecompressionMiddleware(HttpCompressionMiddleware):
             self._logged.add((host, reason))
             detail = f": {type(error).__name__}: {error}" if error is not None else ""
             logger.info("Refused %s: %s%s (logged once for %s)", request, reason, detail, host)
+        if kind == "error":  # the web's failure, not a filter's choice (robots.txt: unavailable)
+            raise DownloadFailed(reason)
         raise IgnoreRequest(f"decoded body: {reason}")
+
+
+def decode_first(data: bytes, encoding: bytes, size: int) -> bytes:
+    """At most `size` bytes of data decoded from `encoding` (gzip, x-gzip, deflate, br,
+    zstd), as far as a cut stream goes; its decoder's error, or ValueError, when nothing of
+    it decodes."""
+    if encoding in (b"gzip", b"x-gzip"):
+        decoded = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, size)
+    elif encoding == b"deflate":
+        try:
+            decoded = zlib.decompressobj().decompress(data, size)
+        except zlib.error:  # raw deflate, as some servers send it
+            decoded = zlib.decompressobj(-zlib.MAX_WBITS).decompress(data, size)
+    elif encoding == b"br":
+        decompressor = brotli.Decompressor()
+        decoded = decompressor.process(data, output_buffer_limit=size)
+        while len(decoded) < size and not decompressor.is_finished():
+            more = decompressor.process(b"", output_buffer_limit=size - len(decoded))
+            if not more:
+                break
+            decoded += more
+    else:
+        decoded = zstd.ZstdDecompressor().decompress(data, max_length=size)
+    if data and not decoded:
+        raise ValueError(f"nothing of the {encoding.decode('latin-1')} body decodes")
+    return decoded[:size]

@@ -9,6 +9,14 @@ Scrapy does not log). Any other exception is left alone: a bug still shows its t
 A host that failed to connect (refused, dns, connect) once is not retried for its other
 urls: a retry of a dead host costs the same again. Timeouts are not retried at all (the
 project's RETRY_EXCEPTIONS leaves them out): a slow server is as slow the second time.
+
+An answer Twisted's HTTP parser cannot read is `bad_response`, not `connect`: Scrapy wraps
+every ResponseFailed in one DownloadFailedError, so the reason is read from what it wraps
+(its __cause__): two different Content-Lengths (ValueError), a status line that is not one
+(ParseError), a header line of more than 16 KiB (Twisted closes the connection: a clean
+close in the middle of a response's head), a continuation line before any header. A
+connection cut in the middle of a head is `connection_lost`; a server that closed without
+answering at all (ResponseNeverReceived) stays `connect`.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from scrapy.exceptions import (
     ResponseDataLossError,
 )
 from twisted.internet.error import ConnectError, ConnectionDone, ConnectionLost
+from twisted.web.client import ResponseFailed, ResponseNeverReceived
 
 from tianwang.urls import url_host
 
@@ -45,10 +54,26 @@ DEAD = frozenset({"refused", "dns", "connect"})  # a host failing so is not retr
 
 def failure_reason(exception: BaseException) -> str | None:
     """The reason a download failed when it is the web's doing, None for anything else."""
+    if isinstance(exception, DownloadFailedError):
+        unread = _unreadable(exception.__cause__)
+        if unread is not None:
+            return unread
     for types, reason in REASONS:
         if isinstance(exception, types):
             return reason
     return None
+
+
+def _unreadable(cause: BaseException | None) -> str | None:
+    """bad_response or connection_lost for a response whose head could not be read; None
+    for any other cause (a server that never answered)."""
+    if not isinstance(cause, ResponseFailed) or isinstance(cause, ResponseNeverReceived):
+        return None
+    reasons = [failure.value for failure in cause.reasons]
+    if any(isinstance(r, ConnectionLost) for r in reasons) and \
+            all(isinstance(r, (ConnectionLost, ConnectionDone)) for r in reasons):
+        return "connection_lost"  # cut, not closed: ConnectionDone is the clean close
+    return "bad_response"
 
 
 class OncePerHost:

@@ -1,10 +1,18 @@
 """Drop requests to hosts a research crawl should never contact (docs/design.md section 5).
 
 A request is refused, before any connection (it runs before RobotsTxtMiddleware, so not even
-robots.txt is fetched), when its url is malformed or its host is an IP literal, on a port
-other than the scheme's default, on the spam list, or led by a digit (tianwang/hosts.py).
-Fetching without a proxy, it also refuses hosts that resolve to a non-public address, so a
-page cannot steer the crawler into the machine's own network.
+robots.txt is fetched), when its url is malformed (a host no DNS name can be included) or its
+host is an IP literal, on a port other than the scheme's default, on the spam list, or led by
+a digit (tianwang/hosts.py). With TIANWANG_BLOCK_PRIVATE, a page cannot steer the crawler
+into the machine's own network: names of this machine or its network (localhost,
+*.local, *.internal, metadata.google.internal, single-label names: hosts.is_local_name)
+are refused whether a proxy fetches or not, and, fetching without a proxy, hosts that
+resolve to a non-public address.
+
+The address check asks the resolver the crawler's connection uses (Scrapy's, with its DNS
+cache) for every request, and keeps no verdict of its own: a verdict lives exactly as long
+as the DNS answer it was made from, so the connection goes to the address that was checked
+for as long as Scrapy keeps it (see `resolve` for what remains open).
 """
 
 from __future__ import annotations
@@ -35,8 +43,6 @@ from tianwang.hosts import (
 
 logger = logging.getLogger(__name__)
 
-VERDICT_CACHE = 10000  # hosts whose private-address verdict is remembered
-
 
 class HostFilterMiddleware:
     def __init__(
@@ -53,7 +59,6 @@ class HostFilterMiddleware:
         self.env_proxies = env_proxies or {}  # http_proxy etc., as HttpProxyMiddleware
         self.reactor = reactor
         self._logged: set[tuple[str, str]] = set()
-        self._private: dict[str, bool] = {}
         self.signals: Any = None  # from_crawler's: refusals are told by signal
 
     @classmethod
@@ -63,6 +68,7 @@ class HostFilterMiddleware:
             spam=load_spam_list(settings.get("TIANWANG_SPAM_LIST") or ""),
             drop_other_ports=get_bool(settings, "TIANWANG_DROP_OTHER_PORTS"),
             drop_digit_hosts=get_bool(settings, "TIANWANG_DROP_DIGIT_HOSTS"),
+            drop_local_names=get_bool(settings, "TIANWANG_BLOCK_PRIVATE"),
         )
         env = getproxies() if settings.getbool("HTTPPROXY_ENABLED") else {}
         from twisted.internet import reactor
@@ -100,14 +106,11 @@ class HostFilterMiddleware:
         return scheme in self.env_proxies and not proxy_bypass(host)
 
     async def _resolves_private(self, host: str, port: int) -> bool:
-        verdict = self._private.get(host)
-        if verdict is None:
-            addresses = await maybe_deferred_to_future(resolve(self.reactor, host, port))
-            verdict = any(not is_public(ipaddress.ip_address(a)) for a in addresses)
-            if len(self._private) >= VERDICT_CACHE:
-                self._private.clear()
-            self._private[host] = verdict
-        return verdict
+        """Asked again for every request: through Scrapy's DNS cache (DNSCACHE_ENABLED) a
+        known name costs a lookup in memory, and the verdict expires with the cached answer
+        (evicted past DNSCACHE_SIZE names: the next request resolves, and checks, afresh)."""
+        addresses = await maybe_deferred_to_future(resolve(self.reactor, host, port))
+        return any(not is_public(ipaddress.ip_address(a)) for a in addresses)
 
     def _drop(self, request: Request, reason: str) -> NoReturn:
         self.stats.inc_value(f"tianwang/filter/{reason}")
@@ -141,11 +144,14 @@ def resolve(reactor: Any, host: str, port: int) -> Deferred[list[str]]:
 
     It asks reactor.nameResolver, the resolver Scrapy installs and its HTTP client connects
     through; with Scrapy's caching resolvers (DNSCACHE_ENABLED, the default) the connection
-    then reuses the very answer checked here. DNS rebinding caveat: with the cache off, or
-    once the name has been evicted from it, a hostile DNS server could answer a public
-    address here and a private one at connect time; only pinning the checked address in the
-    connection itself would close that, which Scrapy's download handler does not offer.
-    A name that does not resolve yields no address: the download then fails as it would.
+    then reuses the very answer checked here, and a name evicted from the cache is resolved
+    and checked afresh by the next request. DNS rebinding caveat, what Scrapy leaves open:
+    with the cache off (each connection resolves again), when a name is evicted between
+    this check and the connection, or when this lookup fails and the connection's succeeds,
+    a hostile DNS server could answer a public address here and a private one at connect
+    time; only pinning the checked address in the connection itself would close that, which
+    Scrapy's download handler does not offer. A name that does not resolve yields no
+    address: the download then fails as it would.
     """
     done: Deferred[list[str]] = Deferred()
     reactor.nameResolver.resolveHostName(_Receiver(done), host, port)

@@ -4,7 +4,11 @@ Scrapy's middleware parses whatever body robots.txt came with, whatever its stat
 allows everything when the download fails; it keeps each host's rules for the whole crawl.
 This one, by RFC 9309 section 2.3.1:
 
-- 2xx: the rules (Protego; at most the first 500 KiB, as the RFC's minimum);
+- 2xx: the rules (Protego). The RFC's minimum is the most read: the first 500 KiB of a
+  larger file, however it comes (a Content-Length of 50 MB, chunked, gzip, over
+  TIANWANG_MAX_PAGE_BYTES), its last, cut line dropped; a UTF-8 byte order mark is skipped
+  and a UTF-16 one decodes the file as UTF-16 (the RFC asks UTF-8; servers send both);
+- a body that cannot be read at all (its Content-Encoding does not decode): unavailable;
 - 4xx (429 aside) and a redirect chain that never ends: no rules, every url allowed;
 - 429, 5xx or no answer at all (a network error): robots.txt is *unavailable*, which means
   complete disallow. The host's requests wait (held here, never dropped at once) and
@@ -78,11 +82,12 @@ class RobotsConfig:
 
 
 class RobotsParser:
-    """One host's rules as Scrapy's RobotParser interface has them, plus what Protego adds."""
+    """One host's rules as Scrapy's RobotParser interface has them, plus what Protego adds.
 
-    def __init__(self, body: bytes) -> None:
-        text = body[:MAX_ROBOTS_BYTES].decode("utf-8", "replace")
-        self.rp = Protego.parse(text)
+    `cut`: the body is the start of a longer file (its download was stopped)."""
+
+    def __init__(self, body: bytes, cut: bool = False) -> None:
+        self.rp = Protego.parse(robots_text(body, cut))
 
     def allowed(self, url: str, user_agent: str | bytes) -> bool:
         return self.rp.can_fetch(url, _text(user_agent))
@@ -93,6 +98,25 @@ class RobotsParser:
     @property
     def sitemaps(self) -> list[str]:
         return list(self.rp.sitemaps)
+
+
+def robots_text(body: bytes, cut: bool = False) -> str:
+    """The text of a robots.txt body: its first MAX_ROBOTS_BYTES, UTF-8 (a BOM skipped) or
+    UTF-16 when a UTF-16 BOM starts it (the BOM gives the byte order), without the last
+    line when the file went on past them: a rule cut short ("Disallow: /" of
+    "Disallow: /private/") must not stand for the rule."""
+    cut = cut or len(body) >= MAX_ROBOTS_BYTES
+    body = body[:MAX_ROBOTS_BYTES]
+    if body.startswith(_UTF16_BOMS):
+        text = body.decode("utf-16", "replace")
+    else:
+        text = body.decode("utf-8", "replace").removeprefix("\ufeff")
+    if cut:
+        text = text[: max(text.rfind("\n"), text.rfind("\r")) + 1]
+    return text
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 @dataclass(slots=True)
@@ -207,7 +231,11 @@ class RobotsMiddleware(RobotsTxtMiddleware):
             priority=self.DOWNLOAD_PRIORITY,
             # This middleware retries robots.txt itself, after a delay: not Scrapy's retries
             # at once, nor the back-off middleware's pauses.
-            meta={"dont_obey_robotstxt": True, "dont_retry": True, meta.ROBOTS: True},
+            # Its first MAX_ROBOTS_BYTES are read and parsed, however long it is: neither
+            # TIANWANG_MAX_PAGE_BYTES nor DOWNLOAD_MAXSIZE/WARNSIZE refuse or warn of it.
+            meta={"dont_obey_robotstxt": True, "dont_retry": True, meta.ROBOTS: True,
+                  meta.KEEP_FIRST: MAX_ROBOTS_BYTES, "download_maxsize": 0,
+                  "download_warnsize": 0},
             callback=NO_CALLBACK,
             dont_filter=True,
         )
@@ -216,7 +244,7 @@ class RobotsMiddleware(RobotsTxtMiddleware):
             response = await self.crawler.engine.download_async(robots_request)
         except Abandoned:  # the crawl is closing: nothing learnt of this robots.txt
             raise
-        except DownloadFailed as exc:  # no answer, counted by FailureMiddleware: unavailable
+        except DownloadFailed as exc:  # no answer, or none that can be read: unavailable
             self._failed(robots, origin, str(exc))
         except IgnoreRequest:  # refused by a filter: as Scrapy does, no rules
             self._read(robots, None)
@@ -234,7 +262,12 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         if status == 429 or status >= 500:
             self._failed(robots, origin, f"status {status}")
             return
-        parser = RobotsParser(response.body) if 200 <= status < 300 else None
+        parser = None
+        if 200 <= status < 300:
+            cut = "download_stopped" in response.flags
+            if cut or len(response.body) >= MAX_ROBOTS_BYTES:
+                self._stats.inc_value("tianwang/robots/cut")
+            parser = RobotsParser(response.body, cut)
         if parser is None:
             self._stats.inc_value("tianwang/robots/allow_all")
         self._read(robots, parser)

@@ -24,6 +24,7 @@ from tianwang.config import SettingError, get_bool, get_int, get_nonempty_str
 from tianwang.formats import Record, RecordStore, build_http_response, format_date
 from tianwang.formats.diskspace import DiskFull, check_free, failure
 from tianwang.formats.record import MAX_DATA
+from tianwang.formats.store import check_writable
 from tianwang.items import PageItem
 from tianwang.urls import url_host
 
@@ -61,6 +62,7 @@ class TianwangStoragePipeline:
         # Scrapy has begun opening the spider, with tracebacks of its own closing steps.
         try:
             pipeline.data_dir.mkdir(parents=True, exist_ok=True)
+            check_writable(pipeline.data_dir)  # one that exists may still not be writable
         except OSError as exc:
             raise SettingError(
                 "TIANWANG_DATA_DIR", str(pipeline.data_dir),

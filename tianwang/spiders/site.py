@@ -42,13 +42,21 @@ from tianwang.items import PageItem
 from tianwang.seeds import SeedError, load_seeds
 from tianwang.share import Share, load_share
 from tianwang.spiders.sitemaps import SitemapConfig, SitemapReader
-from tianwang.urls import canonical_url, session_id_pattern, strip_session_ids, url_host
+from tianwang.urls import (
+    SessionIds,
+    canonical_url,
+    session_id_pattern,
+    strip_session_ids,
+    url_host,
+)
 
 _SKIPPED_EXTENSIONS = frozenset(f".{ext}" for ext in IGNORED_EXTENSIONS)
 _LINK_TAGS = ("a", "area")  # the elements whose href is a link
 # What a reader sees of a page: its text nodes, not markup, attribute values or scripts.
 _TEXT_XPATH = "//text()[not(ancestor::script or ancestor::style)]"
 _DOMAIN = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)*\Z")
+# The version of a status line as Twisted read it: any name ("http/1.1 200 ok" is read).
+_VERSION = re.compile(r"[^/]*/([0-9]+)\.([0-9]+)\Z")
 
 
 class SiteSpider(Spider):
@@ -61,7 +69,7 @@ class SiteSpider(Spider):
     store_types: frozenset[str]
     keywords: tuple[str, ...]
     keyword_boost: int
-    session_ids: re.Pattern[str] | None  # TIANWANG_SESSION_PARAMS, stripped from links
+    session_ids: SessionIds | None  # TIANWANG_SESSION_PARAMS, stripped from links
     partition_share: Share | None  # announced by signals.share_opened as the spider opens
     sitemaps: SitemapReader | None  # None unless TIANWANG_SITEMAPS
 
@@ -91,7 +99,7 @@ class SiteSpider(Spider):
         spider.store_types = frozenset(get_media_types(settings, "TIANWANG_STORE_TYPES"))
         spider.keywords = get_keywords(settings, "TIANWANG_KEYWORDS")
         spider.keyword_boost = get_int(settings, "TIANWANG_KEYWORD_BOOST", minimum=0)
-        spider.session_ids = session_id_pattern(get_keywords(settings, "TIANWANG_SESSION_PARAMS"))
+        spider.session_ids = get_session_ids(settings, "TIANWANG_SESSION_PARAMS")
         # Bad seeds stop the crawl here, before anything is fetched. A node joining a crawl
         # shared through Redis needs none: the crawl was seeded by another node (not so the
         # processes of TIANWANG_PROCESSES on their own redis-server: nobody else can seed it).
@@ -225,6 +233,19 @@ def get_keywords(settings: Any, name: str) -> tuple[str, ...]:
     return tuple(word.strip().lower() for word in words)
 
 
+def get_session_ids(settings: Any, name: str) -> SessionIds | None:
+    """The session-id rules of a list of `name`, `prefix*` or `name=REGEX` entries (kept as
+    written: a REGEX is case-sensitive in its escapes); None for an empty list."""
+    value = settings.get(name)
+    try:
+        entries = [] if value in ("", None) else settings.getlist(name)
+        if not all(isinstance(entry, str) and entry.strip() for entry in entries):
+            raise ValueError("an empty entry")
+        return session_id_pattern(entries)
+    except ValueError as exc:
+        raise SettingError(name, value, f"parameter names, name* or name=REGEX ({exc})") from None
+
+
 def get_domains(settings: Any, name: str) -> list[str]:
     """Domain names (lowercase, no scheme, port or path), or [] for none."""
     value = settings.get(name)
@@ -336,7 +357,17 @@ def page_item(response: Response, level: int, links: list[str]) -> PageItem:
         ip=str(response.ip_address) if response.ip_address else None,
         fetched_at=time.time(),
         level=level,
-        protocol=response.protocol or "HTTP/1.1",
+        protocol=record_protocol(response.protocol),
         links=links,
         parent=response.meta.get(meta.PARENT),
     )
+
+
+def record_protocol(protocol: str | None) -> str:
+    """The HTTP version of a record's status line: the answer's, spelt as the record format
+    spells it. A server's lowercase `http/1.1 200 ok` is read by Twisted (and by browsers) as
+    HTTP/1.1; "h2" is kept for the record writer; anything else unknown is HTTP/1.1."""
+    if not protocol or protocol == "h2":
+        return protocol or "HTTP/1.1"
+    match = _VERSION.match(protocol)
+    return f"HTTP/{match.group(1)}.{match.group(2)}" if match else "HTTP/1.1"

@@ -2,8 +2,8 @@
 
 Pure python. Spam host families (digit-led and look-alike subdomains with near-identical
 homepages), hosts on other ports, IP-literal hosts in every spelling a browser accepts,
-"localhost" (private when fetched directly), and a download host whose files are binaries
-served with a wrong Content-Type or none, plus a text page too big to keep.
+"localhost" (a name of this machine: refused, proxy or not), and a download host whose files
+are binaries served with a wrong Content-Type or none, plus a text page too big to keep.
 
 Hostile hosts (issue 16), served but linked from nowhere (a test seeds them): decompression
 bombs (1 GiB inflated, gzip, deflate and br) as a page and as robots.txt, binaries declared
@@ -52,7 +52,7 @@ IP_HOSTS = (
     "127.1", "0x3d.0x87.0xa9.0x7d", "1032300925", "0x3d87a97d", "075.0207.0251.0175",
     "61.0x87.43389", "[::1]", "[2001:db8::1]", "[::ffff:61.135.169.125]",
 )
-PRIVATE_HOST = "localhost"  # resolves to 127.0.0.1: refused when fetched without a proxy
+PRIVATE_HOST = "localhost"  # this machine's name: refused, through a proxy too
 DOWNLOAD_HOST = "www.softdown1.com"  # a normal host (fetched) whose files are junk bodies
 MB = 1024 * 1024
 # path -> (kind, served Content-Type or None, magic, size, filter reason)
