@@ -333,3 +333,8 @@ TIANWANG_MAX_PATH_REPEATS = 5
 # Requests per host in one crawl process (robots.txt and retries not counted); past it,
 # refused as host_budget; 0 = no budget. Bounds a calendar's endless "next month".
 TIANWANG_MAX_HOST_PAGES = 10000
+
+# --- setting names (tianwang/config/names.py) ---
+# Names of your own components' settings that lie a typo or two from a Scrapy or tianwang
+# setting (USER_AGENTS beside USER_AGENT): accepted, where a misspelt name stops the crawl.
+TIANWANG_EXTRA_SETTINGS = []

@@ -45,7 +45,8 @@ def _read_entries(value: str) -> list[tuple[str, str]]:
     path = Path(value)
     if _is_file(path):
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            # utf-8-sig: a BOM at the start (Windows editors write one) is not part of a url.
+            lines = path.read_text(encoding="utf-8-sig").splitlines()
         except UnicodeDecodeError as exc:
             raise SeedError(f"seeds file {value} is not UTF-8 (byte {exc.start})") from None
         return [(f"{value}:{number}: ", line.strip()) for number, line in enumerate(lines, 1)
