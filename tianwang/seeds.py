@@ -8,6 +8,8 @@ from urllib.parse import urlsplit
 from tianwang.errors import StartupError
 from tianwang.urls import canonical_url
 
+# Names no DNS resolves (RFC 6761): the test web's, when it serves them (`first-crawl`).
+RESERVED_SUFFIX = ".test"
 # A value ending like this names a file, so a missing one is an error, not a host name.
 _FILE_SUFFIXES = (".txt", ".lst", ".list", ".csv", ".seeds")
 
@@ -90,3 +92,15 @@ def normalize_seed(entry: str) -> str:
     if parts.query:
         rebuilt += f"?{parts.query}"
     return canonical_url(rebuilt)
+
+
+def check_reachable(seeds: list[str], proxy: str) -> None:
+    """SeedError when every seed is under .test and no proxy is set: no DNS resolves them,
+    so the crawl could fetch nothing; they are the test web's, which its proxy serves."""
+    if proxy or not seeds:
+        return
+    if all((urlsplit(url).hostname or "").endswith(RESERVED_SUFFIX) for url in seeds):
+        raise SeedError(
+            f"the seeds are under {RESERVED_SUFFIX}, names no DNS resolves: they are the test "
+            "web's (tianwang first-crawl), crawled through its proxy: give "
+            "-s TIANWANG_PROXY=http://127.0.0.1:PORT, the address it printed")
