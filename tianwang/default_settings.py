@@ -48,9 +48,20 @@ EXTENSIONS = {
     "tianwang.extensions.progress.ProgressLog": 500,
     # The final stats to TIANWANG_DATA_DIR/stats/, for `tianwang report`.
     "tianwang.extensions.statsfile.StatsFile": 510,
+    # The live view: counters in the Prometheus text format, if TIANWANG_METRICS_PORT is set.
+    "tianwang.extensions.metrics.LiveView": 520,
 }
 # Seconds between progress lines (stored, pages/s, pending by weight, refused, failed); 0: none.
 TIANWANG_PROGRESS_INTERVAL = 60.0
+# Port of the live view (/metrics, Prometheus text format); 0: off. With TIANWANG_PROCESSES=N
+# process i listens on this port + i.
+TIANWANG_METRICS_PORT = 0
+# Address the live view listens on: this machine only; "0.0.0.0" for every interface.
+TIANWANG_METRICS_ADDRESS = "127.0.0.1"
+# Hosts in the live view's pending requests by host (those with most); 0: none.
+TIANWANG_METRICS_HOSTS = 20
+# Seconds the crawl waits at its end for a last scrape of its final counters; 0: none.
+TIANWANG_METRICS_LINGER = 60.0
 SPIDER_MIDDLEWARES = {
     # Says when the start requests are all out (the Redis scheduler waits for it); passes
     # every start request through unchanged.

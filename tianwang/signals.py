@@ -23,3 +23,8 @@ share_opened = object()
 # Arguments: request, reason (the tianwang/filter/<reason> stat's reason). The StatsFile
 # extension counts refusals per host for `tianwang report`.
 request_refused = object()
+
+# The live view (extensions/metrics.py) is being scraped. No arguments. The frontier
+# schedulers answer with this process's pending requests by host (a Counter): only they can
+# count them, and only then (it walks the queue).
+pending_hosts_wanted = object()

@@ -58,6 +58,7 @@ class Plan:
     jobdir: str  # "" when the crawl keeps no state between runs
     data_dir: str
     log_format: str
+    metrics_port: int = 0  # TIANWANG_METRICS_PORT: process i serves its live view on it + i
 
 
 def is_child() -> bool:
@@ -106,6 +107,8 @@ def _start(plan: Plan, url: str, i: int, own: bool) -> subprocess.Popen[bytes]:
     }
     if plan.jobdir:
         settings["JOBDIR"] = str(Path(plan.jobdir) / f"p{i}")
+    if plan.metrics_port:
+        settings["TIANWANG_METRICS_PORT"] = str(plan.metrics_port + i)
     command = list(plan.command)
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]

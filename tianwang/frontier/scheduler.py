@@ -36,9 +36,10 @@ from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.job import job_dir
 
 from tianwang import meta, scrapy_internals
+from tianwang import signals as tw_signals
 from tianwang.config.frontier import FrontierConfig
 from tianwang.frontier.dupefilter import BloomDupeFilter
-from tianwang.frontier.levels import QueueSlots
+from tianwang.frontier.levels import SEPARATOR, QueueSlots
 from tianwang.frontier.linkscore import SEED_CASH, LinkCash
 from tianwang.frontier.queue import FrontierQueue, Key
 from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog, clip
@@ -119,6 +120,7 @@ class FrontierSchedulerBase(BaseScheduler):
     def open(self, spider: Spider) -> None:
         self.spider = spider
         self.slots.open()
+        self.crawler.signals.connect(self.pending_by_host, signal=tw_signals.pending_hosts_wanted)
         engine = engine_of(self.crawler)
         if engine is None:  # built alone: no engine, no requests in flight to watch
             return
@@ -142,7 +144,17 @@ class FrontierSchedulerBase(BaseScheduler):
             self.stats.set_value(f"{PENDING_BY_WEIGHT}{weight}", count)
         self.stats.set_value("tianwang/frontier/pending", len(self.queue))
 
+    def pending_by_host(self) -> Counter[str]:
+        """This process's pending requests by host (its downloader slot), for the live view
+        (signals.pending_hosts_wanted)."""
+        counts: Counter[str] = Counter()
+        for slot, pending in self.queue.pending_by_slot().items():
+            counts[self.queue_slots.names[slot].partition(SEPARATOR)[0]] += pending
+        return counts
+
     def close(self, reason: str) -> None:
+        self.crawler.signals.disconnect(self.pending_by_host,
+                                        signal=tw_signals.pending_hosts_wanted)
         for loop in self._loops:
             if loop.running:
                 loop.stop()
