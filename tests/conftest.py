@@ -12,12 +12,26 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration import is_integration, unit_guard
 from tests.redis_cluster import redis_cluster  # noqa: F401 - a Redis Cluster (issue 22)
 from tests.redis_server import redis_server  # noqa: F401 - a session redis-server (issue 7)
 from tests.truth import load_truth
 from tianwang.testweb.launcher import TestWebProcess
 
 ROOT = Path(__file__).resolve().parent.parent
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that start processes `integration` (tests/integration.py)."""
+    for item in items:
+        if is_integration(item):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_start_no_process(request: pytest.FixtureRequest,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    unit_guard(request, monkeypatch)
+
 
 # The main test web: 200 hosts, as the Foundation issue asks.
 WEB_SEED = 11
