@@ -96,7 +96,7 @@ def read_report(data_dir: str | os.PathLike[str]) -> CrawlReport:
         _add_stats(report, stats)
     report.times.sort()
     report.sessions = sessions(runs)
-    _share_times(report)
+    share_times(report)
     return report
 
 
@@ -129,7 +129,7 @@ def _session(runs: list[dict]) -> Session:
         kept_before=sum(kept_before(total).values()))
 
 
-def _share_times(report: CrawlReport) -> None:
+def share_times(report: CrawlReport) -> None:
     """Each record's time to the session it was stored in. A record is dated to the second
     and sessions follow each other: when the sessions' stored counts add up to the records,
     the oldest records are the first session's, and so on; else (a run that wrote no stats)
