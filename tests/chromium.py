@@ -6,29 +6,14 @@ test workers may all ask at once).
 
 from __future__ import annotations
 
-import fcntl
-import shutil
 import subprocess
 from pathlib import Path
 
-from tests.redis_server import APT_ENV, APT_LOCK
+from tests.redis_server import ensure_debian
 
 
 def ensure_chromium() -> str:
-    found = shutil.which("chromium")
-    if found:
-        return found
-    with open(APT_LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not shutil.which("chromium"):
-            install = ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]
-            if subprocess.run(install, env=APT_ENV, capture_output=True).returncode != 0:
-                subprocess.run(["apt-get", "update"], env=APT_ENV, capture_output=True,
-                               check=True)
-                subprocess.run(install, env=APT_ENV, capture_output=True, check=True)
-    found = shutil.which("chromium")
-    assert found, "chromium is not on PATH after apt-get install"
-    return found
+    return ensure_debian("chromium", "chromium")
 
 
 def headless(page: Path, *flags: str, size: tuple[int, int] = (1200, 2400)) -> str:

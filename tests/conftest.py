@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from tests.integration import is_integration, unit_guard
 from tests.redis_cluster import redis_cluster  # noqa: F401 - a Redis Cluster (issue 22)
 from tests.redis_server import redis_server  # noqa: F401 - a session redis-server (issue 7)
 from tests.truth import load_truth
@@ -24,6 +25,20 @@ ROOT = Path(__file__).resolve().parent.parent
 # of correct code fails it. Its examples are judged by their assertions only.
 hypothesis_settings.register_profile("tianwang", deadline=None)
 hypothesis_settings.load_profile("tianwang")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that start processes `integration` (tests/integration.py)."""
+    for item in items:
+        if is_integration(item):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_start_no_process(request: pytest.FixtureRequest,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    unit_guard(request, monkeypatch)
+
 
 # The main test web: 200 hosts, as the Foundation issue asks.
 WEB_SEED = 11

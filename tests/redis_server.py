@@ -22,25 +22,29 @@ APT_LOCK = "/tmp/tianwang-tests-apt.lock"
 
 
 def ensure_redis_server() -> str:
-    """The path of redis-server, installing Debian's package if it is missing. The test
-    workers may all ask at once: one installs while the others wait on the lock (apt-get
-    would fail on dpkg's own lock instead)."""
-    found = shutil.which("redis-server")
+    """The path of redis-server, installing Debian's package if it is missing."""
+    return ensure_debian("redis-server", "redis-server")
+
+
+def ensure_debian(command: str, package: str) -> str:
+    """The path of `command`, installing Debian's `package` if it is missing (as root on a
+    fresh machine). The test workers may all ask at once: one installs while the others
+    wait on the lock (apt-get would fail on dpkg's own lock instead); `apt-get update` only
+    if the install fails without it."""
+    found = shutil.which(command)
     if found:
         return found
     with open(APT_LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return shutil.which("redis-server") or _install_redis_server()
-
-
-def _install_redis_server() -> str:
-    install = ["apt-get", "install", "-y", "--no-install-recommends", "redis-server"]
-    if subprocess.run(install, env=APT_ENV, capture_output=True).returncode != 0:
-        subprocess.run(["apt-get", "update"], env=APT_ENV, capture_output=True, check=True)
-        subprocess.run(install, env=APT_ENV, capture_output=True, check=True)
-    found = shutil.which("redis-server")
+        if not shutil.which(command):
+            install = ["apt-get", "install", "-y", "--no-install-recommends", package]
+            if subprocess.run(install, env=APT_ENV, capture_output=True).returncode != 0:
+                subprocess.run(["apt-get", "update"], env=APT_ENV, capture_output=True,
+                               check=True)
+                subprocess.run(install, env=APT_ENV, capture_output=True, check=True)
+    found = shutil.which(command)
     if not found:
-        raise RuntimeError("redis-server is still not on PATH after apt-get install")
+        raise RuntimeError(f"{command} is still not on PATH after apt-get install {package}")
     return found
 
 

@@ -419,4 +419,6 @@ def test_to_warc_stops_at_damage_unless_told_to_skip_it(tree: Path, tmp_path: Pa
     assert skipped.returncode == 0, skipped.stderr
     assert f"{tree / bucket('a.test')}: offset {second} (" in skipped.stderr.decode()
     assert skipped.stdout.decode().splitlines() == [
-        f"wrote 4 response records to {out}", "skipped 1 damaged records or spans"]
+        f"wrote 5 response records to {out}: 4 pages and 1 redirect rebuilt (a 302 from the "
+        "url first asked for to the page stored), after a warcinfo record",
+        "skipped 1 damaged records or spans"]

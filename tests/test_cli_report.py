@@ -3,6 +3,7 @@ checked against the test web's ground truth and every plot seen drawn on the scr
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -12,8 +13,8 @@ from tests.chromium import headless
 from tests.conftest import TestWeb, scrapy_crawl, tianwang_cli
 from tests.truth import host_of, reach
 
-PLOTS = ("over-time", "status", "media-types", "hosts", "slowest-hosts", "refused-hosts",
-         "depths", "refusals", "dedup")
+PLOTS = ("over-time", "bytes-over-time", "status", "media-types", "hosts", "slowest-hosts",
+         "refused-hosts", "depths", "refusals", "dedup")
 HOST_PAGES = 8
 
 
@@ -34,7 +35,56 @@ def report(testweb: TestWeb, tmp_path_factory: pytest.TempPathFactory) -> dict:
     made = tianwang_cli("report", str(workdir / "data"), "-o", str(out))
     assert made.returncode == 0, made.stderr
     expected = reach(testweb.truth, homes, max_levels=2).stored(testweb.truth)
-    return {"out": out, "made": made.stdout, "expected": expected, "workdir": workdir}
+    closing = [run.stderr.rstrip("\n").splitlines()[-1].split(" INFO: ", 1)[1]
+               for run in (result, again)]
+    return {"out": out, "made": made.stdout, "expected": expected, "workdir": workdir,
+            "closing": closing}
+
+
+def _reasons(line: str, what: str) -> dict[str, int]:
+    """The counts by reason of a closing line's "refused 12 (robots.txt 10, spam 2)"."""
+    found = re.search(rf"{what} [\d,]+ \(([^)]*)\)", line)
+    pairs = (part.rsplit(" ", 1) for part in found.group(1).split(", ")) if found else ()
+    return {reason: int(n.replace(",", "")) for reason, n in pairs}
+
+
+def test_the_report_shows_two_sessions_each_with_its_logs_closing_line(report: dict) -> None:
+    dom = headless(report["out"], "--dump-dom")
+    table = re.search(r'<table id="sessions">(.*?)</table>', dom, re.S).group(1)
+    rows = re.findall(r"<tr><td>(\d+)</td><td>([^<]+)</td><td>([^<]+)</td><td>(\d+)</td>"
+                      r"<td>([^<]+)</td></tr>", table)
+    assert [(n, processes, html.unescape(line)) for n, _s, _e, processes, line in rows] == [
+        ("1", "1", report["closing"][0]), ("2", "1", report["closing"][1])]
+    assert re.search(r'id="fig-sessions">2<', dom)
+    for plot in ("over-time", "bytes-over-time"):  # a line per session, in the legend
+        legend = re.search(rf"id=\"plot-{plot}\"[^>]*data-legend=\"([^\"]*)\"", dom).group(1)
+        assert [entry.split(":")[0] for entry in legend.split("\n")] == ["session 1",
+                                                                         "session 2"], legend
+
+
+def test_the_reports_labels_and_counts_are_the_logs(report: dict) -> None:
+    dom = headless(report["out"], "--dump-dom")
+    logs = report["closing"]
+    kept = sum(int(re.search(r"kept ([\d,]+) already stored", line).group(1).replace(",", ""))
+               for line in logs)
+    # The second run found the pages it fetched again stored already, as its log says.
+    assert 0 < kept <= len(report["expected"])
+    shown = re.search(r'id="fig-kept-already-stored">([\d,]+)<', dom).group(1)
+    assert int(shown.replace(",", "")) == kept
+    table = re.search(r'<table id="reasons">(.*?)</table>', dom, re.S).group(1)
+    rows = re.findall(r"<tr><td>([^<]+)</td><td>(refused|failed)</td><td>([\d,]+)</td></tr>",
+                      table)
+    for what in ("refused", "failed"):
+        said: dict[str, int] = {}
+        for line in logs:
+            for reason, n in _reasons(line, what).items():
+                said[reason] = said.get(reason, 0) + n
+        shown = {html.unescape(reason): int(n.replace(",", ""))
+                 for reason, kind, n in rows if kind == what}
+        assert shown == said, (what, rows)
+    assert any(reason == "host_budget" for reason, _w, _n in rows)  # the second run's budget
+    for plot in ("refusals", "dedup"):  # groups in colour, named in a legend
+        assert re.search(rf'id="plot-{plot}"[^>]*data-legend="[^"]+"', dom), plot
 
 
 def test_the_report_says_what_the_crawl_stored(report: dict) -> None:

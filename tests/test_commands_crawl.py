@@ -26,6 +26,12 @@ def _refused(tmp_path: Path, seeds: str, **settings: str) -> str:
 @pytest.mark.parametrize(("settings", "line"), [
     ({"TIANWANG_MAX_LEVEL": "1"},
      "tianwang: error: unknown setting TIANWANG_MAX_LEVEL: did you mean TIANWANG_MAX_LEVELS?"),
+    ({"DOWNLOAD_DELAYY": "0"},
+     "tianwang: error: unknown setting DOWNLOAD_DELAYY: did you mean DOWNLOAD_DELAY? (if "
+     "DOWNLOAD_DELAYY is a setting of another component, list it in TIANWANG_EXTRA_SETTINGS)"),
+    ({"tianwang_max_levels": "1"},
+     "tianwang: error: unknown setting tianwang_max_levels: did you mean TIANWANG_MAX_LEVELS? "
+     "(setting names are upper case)"),
     ({"TIANWANG_MAX_LEVELS": "abc"},
      "tianwang: error: setting TIANWANG_MAX_LEVELS='abc' is invalid: expected a whole number"),
     ({"TIANWANG_STORE_TYPES": "abc"},
@@ -41,6 +47,24 @@ def test_a_bad_setting_is_one_line_and_status_2(tmp_path: Path, settings: dict[s
                                                  line: str) -> None:
     last = _refused(tmp_path, "http://www.a.example/", **settings).splitlines()[-1]
     assert last.startswith(line), last
+
+
+def test_other_components_settings_and_a_bom_in_the_seeds_file_are_accepted(
+        testweb: TestWeb, tmp_path: Path) -> None:
+    homes = sorted(url for url, page in testweb.truth.items() if page["kind"] == "home"
+                   and page["status"] == 200 and page["robots_allowed"])[:2]
+    seeds = tmp_path / "seeds.txt"  # as Windows Notepad saves it: a BOM, CRLF line ends
+    seeds.write_bytes("\ufeff".encode() + "\r\n".join(homes).encode() + b"\r\n")
+    result = scrapy_crawl("site", {"seeds": str(seeds)},
+                          {"TIANWANG_DATA_DIR": str(tmp_path / "data"),
+                           "TIANWANG_PROXY": testweb.address, "TIANWANG_MAX_LEVELS": "1",
+                           # another add-on's own settings: one far from every setting, one
+                           # a typo from USER_AGENT and declared as the user's own
+                           "ZYTE_API_KEY": "k", "USER_AGENTS": "a,b",
+                           "TIANWANG_EXTRA_SETTINGS": "USER_AGENTS"}, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    last = result.stderr.rstrip("\n").splitlines()[-1]
+    assert "INFO: crawl done (finished): stored 2, kept 0 already stored" in last, last
 
 
 def test_every_bad_seed_line_is_named_with_its_line_number(tmp_path: Path) -> None:

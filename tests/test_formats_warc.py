@@ -49,6 +49,15 @@ def read_warc(path: Path) -> list[dict]:
     return found
 
 
+def count_records(path: Path) -> dict[str, int]:
+    """The records of a WARC file by type, as warcio reads it."""
+    counts: dict[str, int] = {}
+    with open(path, "rb") as file:
+        for record in ArchiveIterator(file):
+            counts[record.rec_type] = counts.get(record.rec_type, 0) + 1
+    return counts
+
+
 def page(url: str, body: bytes, **fields: str) -> Record:
     headers = [(b"Content-Type", b"text/html; charset=gbk"), (b"Server", b"test")]
     return Record(url=url, data=build_http_response(200, headers, body), **fields)
@@ -78,7 +87,12 @@ def test_round_trip_keeps_url_date_ip_origin_and_body(tree: Path, tmp_path: Path
     out = tmp_path / "crawl.warc.gz"
     result = tianwang_cli("records", "to-warc", str(tree), str(out))
     assert result.returncode == 0, result.stderr
-    assert "wrote 3 response records" in result.stdout
+    # Every record the file holds is said: the 3 pages and the 302 rebuilt for the page
+    # stored after a redirect.
+    assert result.stdout.splitlines()[0] == (
+        f"wrote 4 response records to {out}: 3 pages and 1 redirect rebuilt (a 302 from the "
+        "url first asked for to the page stored), after a warcinfo record")
+    assert count_records(out) == {"warcinfo": 1, "response": 4}
     by_url = {record["url"]: record for record in read_warc(out)}
     assert set(by_url) == {"http://www.a.com/", "http://www.a.com/new.html", "http://bbs.b.cn/t?id=1"}
     moved = by_url["http://www.a.com/new.html"]
@@ -94,7 +108,8 @@ def test_round_trip_keeps_url_date_ip_origin_and_body(tree: Path, tmp_path: Path
 
 def test_real_crawl_exports_one_response_per_record(mirror_crawl: dict, tmp_path: Path) -> None:
     out = tmp_path / "mirror.warc.gz"
-    assert tianwang_cli("records", "to-warc", str(mirror_crawl["data"]), str(out)).returncode == 0
+    result = tianwang_cli("records", "to-warc", str(mirror_crawl["data"]), str(out))
+    assert result.returncode == 0, result.stderr
     stored = [record for _path, record in iter_tree(mirror_crawl["data"])]
     exported = read_warc(out)
     assert len(stored) > 20
@@ -111,6 +126,11 @@ def test_real_crawl_exports_one_response_per_record(mirror_crawl: dict, tmp_path
     redirects = sum(1 for r in stored if r.origin and r.origin != r.url)
     # and the warcinfo record, and a 3xx record per redirected page
     assert check.stdout.count("digest pass") == len(stored) + redirects + 1
+    # The command says what the file holds.
+    said = (f"wrote {len(stored) + redirects:,} response records to {out}: {len(stored):,} "
+            f"pages and ")
+    assert result.stdout.startswith(said), result.stdout
+    assert count_records(out) == {"warcinfo": 1, "response": len(stored) + redirects}
 
 
 def test_a_truncated_tree_gives_a_clear_error_and_no_file(tree: Path, tmp_path: Path) -> None:

@@ -55,3 +55,19 @@ def test_a_seed_with_the_default_port_is_the_url_its_pages_link() -> None:
     # `cut -f1 D4` gives `http://host:80/`; the site's own links say `http://host/...`
     assert load_seeds("http://www.a.com:80/,https://www.b.com:443/x,www.c.com:8080") == [
         "http://www.a.com/", "https://www.b.com/x", "http://www.c.com:8080/"]
+
+
+def test_a_bom_at_the_start_of_a_seeds_file_is_no_part_of_the_first_url(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.txt"
+    path.write_bytes(b"\xef\xbb\xbfhttp://www.a.cn/\nwww.b.cn\n")
+    assert load_seeds(str(path)) == ["http://www.a.cn/", "http://www.b.cn/"]
+
+
+def test_seeds_all_under_dot_test_need_the_test_webs_proxy() -> None:
+    from tianwang.seeds import check_reachable
+
+    dotted = ["http://www.a.cn.test/", "http://www.b.com.test/x"]
+    with pytest.raises(SeedError, match="TIANWANG_PROXY"):
+        check_reachable(dotted, "")
+    check_reachable(dotted, "http://127.0.0.1:8731")
+    check_reachable([*dotted, "http://www.c.cn/"], "")  # one the real web may answer

@@ -10,6 +10,7 @@ import functools
 import hashlib
 import ipaddress
 import itertools
+import json
 import math
 import re
 from collections import Counter, defaultdict, deque
@@ -265,3 +266,25 @@ def test_a_big_web_is_cheap_to_make_and_answers_any_host() -> None:
         SyntheticWeb(1, 0)
     with pytest.raises(ValueError, match="max_pages"):
         SyntheticWeb(1, 3, max_pages=0)
+
+
+def test_a_suffix_renames_every_host_and_changes_nothing_else() -> None:
+    plain, dotted = SyntheticWeb(5, 12), SyntheticWeb(5, 12, suffix=".test")
+    assert dotted.hosts == [f"{host}.test" for host in plain.hosts]
+
+    def renamed(value: object) -> object:
+        text = json.dumps(value)
+        for host in sorted(plain.hosts, key=len, reverse=True):
+            text = text.replace(f"//{host}/", f"//{host}.test/").replace(
+                f'"{host}"', f'"{host}.test"')
+        return json.loads(text)
+
+    def shape(record: dict) -> dict:  # a body names its host: its size and MD5 change too
+        return {key: value for key, value in record.items() if key not in ("bytes", "md5")}
+
+    assert [shape(r) for r in dotted.truth()] == [shape(renamed(r)) for r in plain.truth()]
+
+
+def test_a_suffix_goes_with_the_plain_web_only() -> None:
+    with pytest.raises(ValueError, match="--dot-test"):
+        SyntheticWeb(5, 12, junk=True, suffix=".test")

@@ -29,11 +29,12 @@ import logging
 from typing import Any
 
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
+from scrapy.settings import default_settings as scrapy_defaults
 from scrapy.utils.misc import load_object
 
 import tianwang.default_settings as defaults
 from tianwang.config import SettingError
-from tianwang.config.names import check_names
+from tianwang.config.names import EXTRA, OTHER_SETTINGS, check_names
 from tianwang.config.shared_crawl import is_shared
 from tianwang.verticals import VERTICALS
 
@@ -81,8 +82,26 @@ def apply(settings: BaseSettings) -> tuple[list[str], list[str]]:
     """Apply the stack, then the vertical; the vertical's settings set and those kept."""
     apply_stack(settings)
     applied_kept = apply_vertical(settings)
-    check_names(settings, stack_defaults())
+    users = [name for name in settings if (settings.getpriority(name) or 0) > ADDON]
+    check_names(settings, known_settings(), users, _extra_names(settings))
     return applied_kept
+
+
+def known_settings() -> set[str]:
+    """Every setting name a crawl's components are known to read: Scrapy's own (its
+    default_settings), the stack's, and those of tianwang.config.names.OTHER_SETTINGS."""
+    scrapy_names = {name for name in dir(scrapy_defaults) if name.isupper()}
+    return scrapy_names | set(stack_defaults()) | OTHER_SETTINGS
+
+
+def _extra_names(settings: BaseSettings) -> list[str]:
+    try:
+        names = settings.getlist(EXTRA)
+    except ValueError:
+        names = None
+    if names is None or not all(isinstance(name, str) for name in names):
+        raise SettingError(EXTRA, settings.get(EXTRA), "a list of setting names")
+    return [name.strip() for name in names]
 
 
 def apply_stack(settings: BaseSettings) -> None:

@@ -53,12 +53,23 @@ EXTENSIONS = {
     # spider.state under JOBDIR, written whole or not at all (a full disk cut Scrapy's short).
     "scrapy.extensions.spiderstate.SpiderState": None,
     "tianwang.extensions.spiderstate.SpiderState": 0,
+    # The live view: counters in the Prometheus text format, if TIANWANG_METRICS_PORT is set.
+    "tianwang.extensions.metrics.LiveView": 530,
 }
 # Seconds a close (CLOSESPIDER_*, Ctrl-C, SIGTERM, a full disk) lets the requests in flight
 # finish; then they are given up (and fetched again when the job resumes).
 TIANWANG_CLOSE_GRACE = 10.0
 # Seconds between progress lines (stored, pages/s, pending by weight, refused, failed); 0: none.
 TIANWANG_PROGRESS_INTERVAL = 60.0
+# Port of the live view (/metrics, Prometheus text format); 0: off. With TIANWANG_PROCESSES=N
+# process i listens on this port + i.
+TIANWANG_METRICS_PORT = 0
+# Address the live view listens on: this machine only; "0.0.0.0" for every interface.
+TIANWANG_METRICS_ADDRESS = "127.0.0.1"
+# Hosts in the live view's pending requests by host (those with most); 0: none.
+TIANWANG_METRICS_HOSTS = 20
+# Seconds the crawl waits at its end for a last scrape of its final counters; 0: none.
+TIANWANG_METRICS_LINGER = 60.0
 SPIDER_MIDDLEWARES = {
     # Says when the start requests are all out (the Redis scheduler waits for it); passes
     # every start request through unchanged.
@@ -381,3 +392,7 @@ TIANWANG_COOKIES_PER_DOMAIN = 180
 TIANWANG_MAX_COOKIE_HEADER = 8190
 # Bytes of cookies kept in all; past it the domains used longest ago are forgotten.
 TIANWANG_MAX_COOKIE_BYTES = 16 * 1024 * 1024
+# --- setting names (tianwang/config/names.py) ---
+# Names of your own components' settings that lie a typo or two from a Scrapy or tianwang
+# setting (USER_AGENTS beside USER_AGENT): accepted, where a misspelt name stops the crawl.
+TIANWANG_EXTRA_SETTINGS = []

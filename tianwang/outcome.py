@@ -29,6 +29,8 @@ REFUSAL_PREFIXES = ("tianwang/filter/", "tianwang/partition/refused",
 # (they count the same failures).
 FAILURE_PREFIXES = ("tianwang/error/",)
 SCRAPY_FAILURES = ("downloader/exception_type_count/",)
+# Put by the storage pipeline as the spider closes: the crawl stored pages, or meant to.
+STORING = "tianwang/storage/hosts"
 
 
 @dataclass(frozen=True)
@@ -42,12 +44,7 @@ def outcome(stats: Mapping[str, Any], storing: bool) -> Outcome:
     reason = str(stats.get("finish_reason") or "unknown")
     stored = _count(stats, "tianwang/storage/records")
     kept = sum(_count(stats, key) for key in KEPT)
-    refused = _reasons(stats, REFUSAL_PREFIXES)
-    if "robotstxt/forbidden" in stats:
-        refused["robots.txt"] = _count(stats, "robotstxt/forbidden")
-    failed = _reasons(stats, FAILURE_PREFIXES) or _reasons(stats, SCRAPY_FAILURES)
-    failed.pop("IgnoreRequest", None)  # a middleware's refusal, counted as refused
-    failed.pop("Abandoned", None)  # given up by a close: pending again, said below
+    refused, failed = refusals(stats), failures(stats)
     summary = (f"stored {stored:,}, kept {kept - stored:,} already stored, "
                f"refused {_total(refused)}, failed {_total(failed)}")
     not_stored = _count(stats, "tianwang/storage/not_stored")
@@ -71,6 +68,52 @@ def outcome(stats: Mapping[str, Any], storing: bool) -> Outcome:
     if kept or not storing:
         return Outcome(OK, f"crawl done ({reason}): {summary}")
     return Outcome(FAILED, f"crawl FAILED (no page stored): {summary}")
+
+
+def refusals(stats: Mapping[str, Any]) -> dict[str, int]:
+    """Requests refused, by the reason the closing line gives ("robots.txt", "spam", ...)."""
+    refused = _reasons(stats, REFUSAL_PREFIXES)
+    if "robotstxt/forbidden" in stats:
+        refused["robots.txt"] = _count(stats, "robotstxt/forbidden")
+    return refused
+
+
+def failures(stats: Mapping[str, Any]) -> dict[str, int]:
+    """Requests failed, by the reason the closing line gives (an exception's class name)."""
+    failed = _reasons(stats, FAILURE_PREFIXES) or _reasons(stats, SCRAPY_FAILURES)
+    failed.pop("IgnoreRequest", None)  # a middleware's refusal, counted as refused
+    failed.pop("Abandoned", None)  # given up by a close: pending again, said apart
+    return failed
+
+
+def kept_before(stats: Mapping[str, Any]) -> dict[str, int]:
+    """Pages found stored already, by how ("kept N already stored" in the closing line):
+    the stats keys of KEPT but the pages stored now."""
+    return {key.rsplit("/", 1)[-1]: _count(stats, key) for key in KEPT[1:]
+            if _count(stats, key)}
+
+
+def summed(stats: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The stats of processes that ran as one crawl: counts summed, and the worst way a
+    process ended as the finish_reason (the first that ended badly, else the first that did
+    not finish)."""
+    total: dict[str, Any] = {}
+    for one in stats:
+        for key, value in one.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    reasons = [str(one.get("finish_reason")) for one in stats]
+    bad = [reason for reason in reasons if reason not in GOOD_ENDS
+           and not reason.startswith("closespider_")]
+    unfinished = [reason for reason in reasons if reason != "finished"]
+    total["finish_reason"] = (bad or unfinished or reasons)[0]
+    return total
+
+
+def combined(stats: list[Mapping[str, Any]]) -> Outcome:
+    """The outcome of a crawl run as processes: their stats summed; pages asked for when
+    the storage pipeline ran (it leaves its figures in the stats)."""
+    return outcome(summed(stats), storing=any(STORING in one for one in stats))
 
 
 def _count(stats: Mapping[str, Any], key: str) -> int:

@@ -8,6 +8,8 @@ from urllib.parse import urlsplit
 from tianwang.errors import StartupError
 from tianwang.urls import canonical_url
 
+# Names no DNS resolves (RFC 6761): the test web's, when it serves them (`first-crawl`).
+RESERVED_SUFFIX = ".test"
 # A value ending like this names a file, so a missing one is an error, not a host name.
 _FILE_SUFFIXES = (".txt", ".lst", ".list", ".csv", ".seeds")
 
@@ -45,7 +47,8 @@ def _read_entries(value: str) -> list[tuple[str, str]]:
     path = Path(value)
     if _is_file(path):
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
+            # utf-8-sig: a BOM at the start (Windows editors write one) is not part of a url.
+            lines = path.read_text(encoding="utf-8-sig").splitlines()
         except UnicodeDecodeError as exc:
             raise SeedError(f"seeds file {value} is not UTF-8 (byte {exc.start})") from None
         return [(f"{value}:{number}: ", line.strip()) for number, line in enumerate(lines, 1)
@@ -89,3 +92,15 @@ def normalize_seed(entry: str) -> str:
     if parts.query:
         rebuilt += f"?{parts.query}"
     return canonical_url(rebuilt)
+
+
+def check_reachable(seeds: list[str], proxy: str) -> None:
+    """SeedError when every seed is under .test and no proxy is set: no DNS resolves them,
+    so the crawl could fetch nothing; they are the test web's, which its proxy serves."""
+    if proxy or not seeds:
+        return
+    if all((urlsplit(url).hostname or "").endswith(RESERVED_SUFFIX) for url in seeds):
+        raise SeedError(
+            f"the seeds are under {RESERVED_SUFFIX}, names no DNS resolves: they are the test "
+            "web's (tianwang first-crawl), crawled through its proxy: give "
+            "-s TIANWANG_PROXY=http://127.0.0.1:PORT, the address it printed")

@@ -37,3 +37,8 @@ storage_failed = object()
 # request done from then on; the robots.txt and back-off waits end; the download handlers
 # cancel their downloads (tianwang.httphandler.Abandoned).
 abandon_in_flight = object()
+
+# The live view (extensions/metrics.py) is being scraped. No arguments. The frontier
+# schedulers answer with this process's pending requests by host (a Counter): only they can
+# count them, and only then (it walks the queue).
+pending_hosts_wanted = object()

@@ -14,6 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
     from tianwang.cli import dedup as analysis_commands
     from tianwang.cli import demo
     from tianwang.cli import feed as feed_command
+    from tianwang.cli import firstcrawl as first_crawl_command
     from tianwang.cli import frontier as frontier_command
     from tianwang.cli import hosts as collection_commands
     from tianwang.cli import importance as importance_command
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     sample_command.register(sub)
     stats_command.register(sub)
     demo.register(sub)
+    first_crawl_command.register(sub)
     feed_command.register(sub)
     frontier_command.register(sub)
     report_command.register(sub)

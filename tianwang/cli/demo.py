@@ -1,17 +1,22 @@
-"""`tianwang demo`: serve the bundled test web and crawl it into ./data.
+"""`tianwang demo`: serve the bundled test web and crawl it into ./demo, then say what to
+run next.
 
 The main job on the embedded default: a user sees the whole path (seeds, politeness,
-records on disk) work on this machine without touching the real web.
+records on disk) work on this machine without touching the real web. It writes into a
+directory of its own, so a first crawl of the user's own (./data by default, or
+`tianwang first-crawl`'s) starts empty and its report shows that crawl alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from tianwang.cli.firstcrawl import program
 from tianwang.cli.testweb import positive_int
 
 # Local test web: no politeness delay is needed, the server is ours.
@@ -24,12 +29,13 @@ DEMO_SETTINGS = {
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("demo", help="crawl the bundled test web into ./data")
+    parser = subparsers.add_parser("demo", help="crawl the bundled test web into ./demo")
     parser.add_argument("--seed", type=int, default=1, help="test web seed (default 1)")
     parser.add_argument(
         "--hosts", type=positive_int, default=100, help="test web hosts (default 100)"
     )
-    parser.add_argument("--data-dir", default="data", help="record tree to write (default ./data)")
+    parser.add_argument("--data-dir", default="demo",
+                        help="record tree to write (default ./demo)")
     parser.set_defaults(func=run)
 
 
@@ -45,14 +51,17 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    seeds = SyntheticWeb(args.seed, args.hosts).homepages()
-    with TestWebProcess(args.seed, args.hosts) as web:
+    seeds = SyntheticWeb(args.seed, args.hosts, suffix=".test").homepages()
+    with TestWebProcess(args.seed, args.hosts, extra_args=("--dot-test",)) as web:
         print(f"test web: {args.hosts} hosts (seed {args.seed}) at {web.address}", flush=True)
         started = time.monotonic()
         stats = crawl(web.address, seeds, args.data_dir)
         elapsed = time.monotonic() - started
     print(summary(stats, elapsed, data_dir))
-    return 0 if stats.get("tianwang/storage/records") else 1
+    if not stats.get("tianwang/storage/records"):
+        return 1
+    print(next_steps(data_dir))
+    return 0
 
 
 def crawl(proxy: str, seeds: list[str], data_dir: str) -> dict[str, Any]:
@@ -74,6 +83,19 @@ def crawl(proxy: str, seeds: list[str], data_dir: str) -> dict[str, Any]:
     process.crawl(crawler, seeds=",".join(seeds))
     process.start()
     return crawler.stats.get_stats()
+
+
+def next_steps(data_dir: Path) -> str:
+    tianwang = program("tianwang", "tianwang")
+    steps = [
+        ([*tianwang, "report", str(data_dir)],
+         f"an HTML report of this crawl: {data_dir / 'report.html'}"),
+        ([*tianwang, "records", "ls", str(data_dir)], "the records it stored, one a line"),
+        ([*tianwang, "first-crawl"], "a crawl of your own, on the test web, offline"),
+    ]
+    width = max(len(shlex.join(command)) for command, _what in steps)
+    return "Next:\n" + "\n".join(f"  {shlex.join(command):{width}}  # {what}"
+                                 for command, what in steps)
 
 
 def summary(stats: dict[str, Any], elapsed: float, data_dir: Path) -> str:

@@ -286,6 +286,15 @@ def _prune_links(path: Path) -> None:
 # -- to-warc -----------------------------------------------------------------------------
 
 
+def _redirects(count: int) -> str:
+    if not count:
+        return "no redirect"
+    # The record format keeps the page a redirect led to and the url first asked for, not
+    # the 3xx itself: the export makes one, so a replay finds the page by the first url.
+    return (f"{count:,} redirect{'s' if count != 1 else ''} rebuilt (a 302 from the url "
+            "first asked for to the page stored)")
+
+
 def _add_to_warc(sub: argparse._SubParsersAction) -> None:
     to_warc = sub.add_parser(
         "to-warc",
@@ -313,11 +322,13 @@ def cmd_to_warc(args: argparse.Namespace) -> int:
         return 2
     damaged = _Damage("to-warc") if args.skip_damaged else None
     try:
-        count = export_tree(root, args.out, on_damage=damaged)
+        exported = export_tree(root, args.out, on_damage=damaged)
     except RecordError as exc:
         _err(f"records to-warc: {exc} (nothing written; --skip-damaged exports the rest)")
         return 1
-    print(f"wrote {count} response records to {args.out}")
+    print(f"wrote {exported.responses:,} response records to {args.out}: "
+          f"{exported.pages:,} pages and {_redirects(exported.redirects)}, after a warcinfo "
+          "record")
     if damaged is not None and damaged.spans:
         print(f"skipped {damaged.spans} damaged records or spans")
     return 0

@@ -112,6 +112,12 @@ def _web_options(parser: argparse.ArgumentParser, required: bool = True) -> None
         "`testweb collection`); implies --junk, ignores --mirrors and --changing",
     )
     parser.add_argument(
+        "--dot-test",
+        action="store_true",
+        help="every host name ends in .test (RFC 6761: no DNS resolves it, so a crawl that "
+        "forgets the proxy fetches nothing from the internet); the plain web only",
+    )
+    parser.add_argument(
         "--https",
         nargs="?",
         const="mixed",
@@ -165,7 +171,8 @@ def _web(args: argparse.Namespace) -> SyntheticWeb:
                         mirrors=args.mirrors, changing=args.changing,
                         protocols=getattr(args, "protocols", False),
                         hidden_roots=args.hidden_roots, floods=args.floods,
-                        https={None: False, "mixed": True}.get(args.https, args.https))
+                        https={None: False, "mixed": True}.get(args.https, args.https),
+                        suffix=".test" if args.dot_test else "")
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -211,16 +218,30 @@ def _served_web(args: argparse.Namespace) -> Any:
     return GraphWeb.from_dir(args.graph)
 
 
+def _web_or_none(args: argparse.Namespace, command: str) -> SyntheticWeb | None:
+    """The web of the options, or None after saying which options do not go together."""
+    try:
+        return _web(args)
+    except ValueError as exc:
+        print(f"tianwang testweb {command}: {exc}", file=sys.stderr)
+        return None
+
+
 def run_truth(args: argparse.Namespace) -> int:
+    web = _web_or_none(args, "truth")
+    if web is None:
+        return 2
     write = sys.stdout.write
-    for record in _web(args).truth():
+    for record in web.truth():
         write(json.dumps(record, ensure_ascii=False) + "\n")
     sys.stdout.flush()
     return 0
 
 
 def run_hosts(args: argparse.Namespace) -> int:
-    web = _web(args)
+    web = _web_or_none(args, "hosts")
+    if web is None:
+        return 2
     urls = web.homepages() + (web.junk.homepages() if web.junk else [])
     urls += web.protocols.homepages() if getattr(web, "protocols", None) else []
     sys.stdout.write("".join(f"{url}\n" for url in urls))

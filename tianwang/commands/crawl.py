@@ -81,7 +81,15 @@ def _plan(settings: Any, spider: str, count: int) -> processes.Plan:
         jobdir=settings.get("JOBDIR") or "",
         data_dir=settings.get("TIANWANG_DATA_DIR") or defaults.TIANWANG_DATA_DIR,
         log_format=settings.get("LOG_FORMAT"),
+        metrics_port=_metrics_port(settings, count),
     )
+
+
+def _metrics_port(settings: Any, count: int) -> int:
+    """TIANWANG_METRICS_PORT, the first of the count processes' ports (0: off)."""
+    if settings.get("TIANWANG_METRICS_PORT") is None:
+        return defaults.TIANWANG_METRICS_PORT
+    return get_int(settings, "TIANWANG_METRICS_PORT", minimum=0, maximum=65536 - count)
 
 
 def _own_command_line() -> list[str]:

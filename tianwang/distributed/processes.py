@@ -29,7 +29,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,12 +40,11 @@ import redis
 from tianwang.analysis.crawlreport import stats_of_process
 from tianwang.distributed.localredis import LocalRedis, die_with_parent
 from tianwang.distributed.redisfrontier import job_prefix, table_size
-from tianwang.outcome import GOOD_ENDS, REFUSED, Outcome, outcome
+from tianwang.outcome import REFUSED, combined
 
 logger = logging.getLogger(__name__)
 
 POLL = 0.1  # seconds between looks at the processes
-STORING = "tianwang/storage/hosts"  # put by the storage pipeline as the spider closes
 CHILD_ENV = "TIANWANG_PROCESS"  # "i/N" in a process's environment: it is one of N
 OWN_REDIS_ENV = "TIANWANG_PROCESS_OWN_REDIS"  # "1": on the supervisor's private redis-server
 
@@ -59,6 +58,7 @@ class Plan:
     jobdir: str  # "" when the crawl keeps no state between runs
     data_dir: str
     log_format: str
+    metrics_port: int = 0  # TIANWANG_METRICS_PORT: process i serves its live view on it + i
 
 
 def is_child() -> bool:
@@ -107,6 +107,8 @@ def _start(plan: Plan, url: str, i: int, own: bool) -> subprocess.Popen[bytes]:
     }
     if plan.jobdir:
         settings["JOBDIR"] = str(Path(plan.jobdir) / f"p{i}")
+    if plan.metrics_port:
+        settings["TIANWANG_METRICS_PORT"] = str(plan.metrics_port + i)
     command = list(plan.command)
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
@@ -185,20 +187,3 @@ def _finish(plan: Plan, children: list[subprocess.Popen[bytes]], statuses: list[
     (logger.info if result.status == 0 else logger.error)(
         "%s [%d processes]", result.line, plan.count)
     return result.status
-
-
-def combined(stats: list[Mapping[str, Any]]) -> Outcome:
-    """The outcome of the crawl as a whole: counts summed, the worst way a process ended;
-    pages asked for when the storage pipeline ran (it leaves its figures in the stats)."""
-    total: dict[str, Any] = {}
-    for one in stats:
-        for key, value in one.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                total[key] = total.get(key, 0) + value
-    reasons = [str(one.get("finish_reason")) for one in stats]
-    bad = [reason for reason in reasons if reason not in GOOD_ENDS
-           and not reason.startswith("closespider_")]
-    # The whole finished only if every process did: else how the first one that did not ended.
-    unfinished = [reason for reason in reasons if reason != "finished"]
-    total["finish_reason"] = (bad or unfinished or reasons)[0]
-    return outcome(total, storing=any(STORING in one for one in stats))

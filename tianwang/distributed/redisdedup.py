@@ -69,8 +69,9 @@ class MD5Claims:
     """The shared crawl's index of stored bodies: md5 -> the url that claimed it first."""
 
     def __init__(self, url: str, tags: list[str], cluster: bool = False,
-                 outage_seconds: float = 0) -> None:
+                 outage_seconds: float = 0, stats: Any = None) -> None:
         self.url = url
+        self.stats = stats  # round trips counted there, for the live view
         self.outage = Outage(outage_seconds)  # how long a batch is sent again; 0: no bound
         self.keys = [prefix_of(tag) + "md5" for tag in tags]  # one a shard
         self.cluster = cluster
@@ -142,6 +143,8 @@ class MD5Claims:
                 pipe.hsetnx(key, md5, url)
                 pipe.hget(key, md5)
             replies = await pipe.execute()
+        if self.stats is not None:
+            self.stats.inc_value("tianwang/redis/round_trips/dedup")
         return replies[1::2]
 
     def _client(self, shard: int) -> redis.asyncio.Redis:
@@ -171,7 +174,8 @@ class RedisMD5DedupPipeline:
         if not get_bool(settings, "TIANWANG_DEDUP"):
             raise NotConfigured  # switched off on purpose
         config = RedisConfig.from_settings(settings, getattr(crawler.spidercls, "name", ""))
-        claims = MD5Claims(config.url, job_tags(config), config.cluster, config.outage_seconds)
+        claims = MD5Claims(config.url, job_tags(config), config.cluster, config.outage_seconds,
+                           crawler.stats)
         pipeline = cls(claims, get_nonempty_str(settings, "TIANWANG_DATA_DIR"))
         pipeline.stats = crawler.stats
         return pipeline

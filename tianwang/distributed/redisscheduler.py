@@ -252,6 +252,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         except REDIS_DOWN:  # kept for the next round trip (pushes and acks are idempotent)
             self._outbox[:0], self._done[:0] = outbox, done
             raise
+        self.stats.inc_value("tianwang/redis/round_trips/frontier")  # for the live view
         if self.frontier.unreplicated > unreplicated:
             self.counts["tianwang/redis/unreplicated"] += 1
             logger.warning("Redis replica did not confirm a round trip within a second: going "

@@ -18,6 +18,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from tianwang.config import get_seconds
+from tianwang.outcome import failures, refusals
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -63,13 +64,9 @@ class ProgressLog:
         pending = sorted(((int(key[len(PENDING) + 2:]), n) for key, n in stats.items()
                           if key.startswith(f"{PENDING}/w") and n), reverse=True)
         by_weight = ", ".join(f"w{weight} {n:,}" for weight, n in pending)
-        refused = _sum(stats, "tianwang/filter/") + stats.get("robotstxt/forbidden", 0)
+        # refused and failed counted as the closing line counts them (tianwang/outcome.py)
         return (f"stored {stored:,} pages ({rate:.1f}/s), "
                 f"fetched {stats.get('response_received_count', 0):,}, "
                 f"pending {stats.get(PENDING, 0):,}" + (f" ({by_weight})" if by_weight else "")
-                + f", refused {refused:,}, failed {_sum(stats, 'tianwang/error/'):,}")
-
-
-def _sum(stats: dict[str, Any], prefix: str) -> int:
-    return sum(n for key, n in stats.items()
-               if key.startswith(prefix) and not key.endswith("_bytes") and isinstance(n, int))
+                + f", refused {sum(refusals(stats).values()):,}, "
+                f"failed {sum(failures(stats).values()):,}")

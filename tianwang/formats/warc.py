@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import os
+from dataclasses import dataclass
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -34,6 +35,19 @@ ORIGIN_HEADER = "WARC-Tianwang-Origin"
 REDIRECT_HEADER = "WARC-Tianwang-Redirect"
 
 
+@dataclass
+class Exported:
+    """What an export wrote: a response record per page, one per redirect rebuilt, and the
+    warcinfo record."""
+
+    pages: int = 0
+    redirects: int = 0
+
+    @property
+    def responses(self) -> int:
+        return self.pages + self.redirects
+
+
 def warc_date(record_date: str | None) -> str:
     """A record's RFC 1123 date as WARC's ISO 8601 form; ValueError if it has none."""
     if not record_date:
@@ -47,8 +61,9 @@ def warc_date(record_date: str | None) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def write_record(writer: WARCWriter, record: Record) -> None:
-    """One WARC response record holding record.data (status line, headers, body)."""
+def write_record(writer: WARCWriter, record: Record) -> bool:
+    """One WARC response record holding record.data (status line, headers, body), and one
+    for its redirect if it came by one (then True)."""
     headers = {"WARC-Date": warc_date(record.date)}
     if record.ip:
         headers["WARC-IP-Address"] = record.ip
@@ -64,6 +79,8 @@ def write_record(writer: WARCWriter, record: Record) -> None:
     writer.write_record(warc)
     if record.origin and record.origin != record.url:
         write_redirect(writer, record.origin, record.url, headers["WARC-Date"])
+        return True
+    return False
 
 
 def write_redirect(writer: WARCWriter, origin: str, target: str, date: str) -> None:
@@ -81,9 +98,9 @@ def export_tree(
     data_dir: str | os.PathLike[str],
     out: str | os.PathLike[str],
     on_damage: OnDamage | None = None,
-) -> int:
+) -> Exported:
     """Write every record of data_dir to the WARC file out (gzipped if its name ends in
-    .gz); the pages written.
+    .gz); the records written.
 
     The file appears whole or not at all: it is written beside out and renamed into place,
     so a bad record (RecordError, ValueError naming file and offset) leaves nothing behind.
@@ -100,22 +117,23 @@ def _write_all(
     data_dir: str | os.PathLike[str],
     filename: str,
     on_damage: OnDamage | None,
-) -> int:
+) -> Exported:
     # The directory's name only: an absolute path tells a reader of the archive nothing and
     # gives away the crawling machine's layout.
     source = Path(data_dir).resolve().name
     info = {"software": "tianwang", "format": "WARC File Format 1.0", "source": source}
     writer.write_record(writer.create_warcinfo_record(filename, info))
-    count = 0
+    exported = Exported()
     for path, record in iter_tree(data_dir, on_damage=on_damage):
         try:
             parse_http_head(record.data)  # warcio's own error would not say where
-            write_record(writer, record)  # a bad date is found before anything is written
+            # a bad date is found before anything is written
+            exported.redirects += write_record(writer, record)
         except ValueError as exc:
             error = RecordError(str(path), record.offset, str(exc))
             if on_damage is None:
                 raise error from None
             on_damage(error)
             continue
-        count += 1
-    return count
+        exported.pages += 1
+    return exported

@@ -493,6 +493,10 @@ class FrontierQueue:
         """How many ids are pending per weight (O(weights))."""
         return +self._by_weight
 
+    def pending_by_slot(self) -> Counter[int]:
+        """How many ids are pending per slot (walks every pending id: for a live view)."""
+        return Counter(map(self._slot_of.__getitem__, self._dense))
+
     def pending_by_key(self) -> Counter[Key]:
         """How many ids are pending per key (for the close stats; walks every id)."""
         pos, weight_of, counts = self._pos, self._weight_of, Counter[Key]()

@@ -134,6 +134,8 @@ class FrontierSchedulerBase(BaseScheduler):
         self.slots.open()
         self.crawler.signals.connect(self.freeze, signal=signals.storage_failed)
         self.crawler.signals.connect(self.freeze, signal=signals.abandon_in_flight)
+        self.crawler.signals.connect(self.pending_by_host,
+                                     signal=signals.pending_hosts_wanted)
         engine = engine_of(self.crawler)
         if engine is None:  # built alone: no engine, no requests in flight to watch
             return
@@ -157,7 +159,17 @@ class FrontierSchedulerBase(BaseScheduler):
             self.stats.set_value(f"{PENDING_BY_WEIGHT}{weight}", count)
         self.stats.set_value("tianwang/frontier/pending", len(self.queue))
 
+    def pending_by_host(self) -> Counter[str]:
+        """This process's pending requests by host (its downloader slot), for the live view
+        (signals.pending_hosts_wanted)."""
+        counts: Counter[str] = Counter()
+        for slot, pending in self.queue.pending_by_slot().items():
+            counts[self.queue_slots.names[slot].partition(SEPARATOR)[0]] += pending
+        return counts
+
     def close(self, reason: str) -> None:
+        self.crawler.signals.disconnect(self.pending_by_host,
+                                        signal=signals.pending_hosts_wanted)
         for loop in self._loops:
             if loop.running:
                 loop.stop()

@@ -35,11 +35,11 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 
 from tianwang import meta, signals
-from tianwang.config import SettingError, get_bool, get_int, get_media_types
+from tianwang.config import SettingError, get_bool, get_int, get_media_types, get_proxy_url
 from tianwang.config.shared_crawl import is_shared
 from tianwang.distributed.processes import own_redis
 from tianwang.items import PageItem
-from tianwang.seeds import SeedError, load_seeds
+from tianwang.seeds import SeedError, check_reachable, load_seeds
 from tianwang.share import Share, load_share
 from tianwang.spiders.sitemaps import SitemapConfig, SitemapReader
 from tianwang.urls import (
@@ -107,6 +107,7 @@ class SiteSpider(Spider):
         spider.partition_share = load_share(spider.partition_arg, spider.share_arg)
         spider.seed_urls = [] if joining else spider.start_seeds()
         check_seeds_allowed(spider.seed_urls, domains)
+        check_reachable(spider.seed_urls, get_proxy_url(settings, "TIANWANG_PROXY"))
         crawler.signals.connect(spider.announce_share, signal=scrapy_signals.spider_opened)
         spider.sitemaps = None
         sitemaps = SitemapConfig.from_settings(settings)

@@ -41,12 +41,18 @@ class SyntheticWeb:
                  host_cache: int = 8192, response_cache: int = 4096, junk: bool = False,
                  mirrors: bool = False, changing: bool = False,
                  protocols: bool = False, hidden_roots: bool = False,
-                 https: bool | str = False, floods: bool = False) -> None:
+                 https: bool | str = False, floods: bool = False, suffix: str = "") -> None:
         if hosts < 1:
             raise ValueError(f"hosts must be >= 1, got {hosts}")
         if max_pages < 1:
             raise ValueError(f"max_pages must be >= 1, got {max_pages}")
         self.seed, self.host_count, self.max_pages = seed, hosts, max_pages
+        # Appended to every host name: ".test" (RFC 6761) gives names no DNS resolves, so a
+        # crawl of them that forgets the test web's proxy fetches nothing from the internet.
+        if suffix and (junk or mirrors or changing or protocols or hidden_roots or https):
+            raise ValueError("host names under a suffix (--dot-test) go with none of --junk, "
+                             "--mirrors, --changing, --protocols, --hidden-roots, --https")
+        self.suffix = suffix
         self._sites: LRU[int, Site] = LRU(host_cache)
         self._responses: LRU[str, Response] = LRU(response_cache)
         # Opt-in hosts a crawl must refuse (tianwang/testweb/junk.py); off, the web is as ever.
@@ -98,7 +104,7 @@ class SyntheticWeb:
 
     @cached_property
     def hosts(self) -> list[str]:
-        return [host_name(self.seed, index) for index in range(self.host_count)]
+        return [host_name(self.seed, index) + self.suffix for index in range(self.host_count)]
 
     @cached_property
     def _index(self) -> dict[str, int]:

@@ -177,8 +177,10 @@ class QuietSite(server.Site):
 
 
 def serve(web: SyntheticWeb, port: int = 0, access_log: str | None = None,
-          ca_file: str | None = None, latency: float = 0.0) -> int:
-    """Listen on 127.0.0.1:port, print the address first on stdout, serve until a signal.
+          ca_file: str | None = None, latency: float = 0.0,
+          listening: Callable[[str], None] | None = None) -> int:
+    """Listen on 127.0.0.1:port, print the address first on stdout (or hand it to
+    `listening`), serve until a signal.
 
     On an https web (web.https) the proxy also answers CONNECT (tunnel.py); the test CA's
     certificate is written to ca_file first, if given. Every answer waits `latency` seconds
@@ -198,9 +200,10 @@ def serve(web: SyntheticWeb, port: int = 0, access_log: str | None = None,
         if ca_file:
             ca.write(ca_file)
         site = TunnelFactory(site, ca, https, log)
-    listening = reactor.listenTCP(port, site, interface="127.0.0.1")  # type: ignore[attr-defined]
-    address = f"http://127.0.0.1:{listening.getHost().port}"
-    print(address, flush=True)
+    listener = reactor.listenTCP(port, site, interface="127.0.0.1")  # type: ignore[attr-defined]
+    address = f"http://127.0.0.1:{listener.getHost().port}"
+    (listening or print)(address)
+    sys.stdout.flush()
     logger.info("serving %d hosts (seed %d) at %s", len(web.hosts), web.seed, address)
     try:
         reactor.run()  # type: ignore[attr-defined]  # SIGTERM and SIGINT stop it cleanly

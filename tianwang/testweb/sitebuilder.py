@@ -58,7 +58,8 @@ class SiteBuilder:
     def __init__(self, seed: int, index: int, hosts: int, name_of: Callable[[int], str],
                  max_pages: int) -> None:
         self.rng = host_rng(seed, index)
-        self.host = draw_host_name(self.rng, index)
+        draw_host_name(self.rng, index)  # what the name draws from the host's stream
+        self.host = name_of(index)  # as the web names it (with its suffix, if any)
         self.index, self.hosts, self.name_of = index, hosts, name_of
         self.size = layout.draw_size(self.rng, max_pages)
         self.encoding = "gbk" if self.rng.random() < GBK_SHARE else "utf-8"
