@@ -1,4 +1,4 @@
-"""FrontierQueue: seed 000's sorted and random picks, alternation, host awareness."""
+"""FrontierQueue: seed 000's sorted and random picks, alternation, ready hosts."""
 
 from __future__ import annotations
 
@@ -15,10 +15,23 @@ from tianwang.frontier.queue import FrontierQueue
 CHI2_19_999 = 43.820
 
 
+SLOTS = range(64)  # the slots the tests push to are below this
+
+
+def pop_ready(queue: FrontierQueue, full=None) -> int | None:
+    """A pick, the slots `full` says are not ready blocked first (the scheduler's part)."""
+    for slot in SLOTS:
+        if full is not None and full(slot):
+            queue.block(slot)
+        else:
+            queue.unblock(slot)
+    return queue.pop()
+
+
 def drain(queue: FrontierQueue, full=None) -> list[int | None]:
     out = []
     while len(queue):
-        item = queue.pop(full)
+        item = pop_ready(queue, full)
         if item is None:
             break
         out.append(item)
@@ -26,11 +39,11 @@ def drain(queue: FrontierQueue, full=None) -> list[int | None]:
 
 
 def sorted_only(pushes: list[tuple[int, int, int]]) -> list[int]:
-    """Pop order with random picks made impossible: every random pick finds a full slot."""
-    queue = FrontierQueue(1, 1, seed=0)
+    """Pop order with sorted picks only (the cycle longer than the test)."""
+    queue = FrontierQueue(10**6, 1, seed=0)
     for item, (weight, priority) in enumerate((w, p) for w, p, _ in pushes):
         queue.push(item, (weight, priority), 0)
-    return [queue._sorted_pick(lambda slot: False) for _ in pushes]  # noqa: SLF001
+    return [queue.pop() for _ in pushes]
 
 
 @pytest.mark.parametrize(
@@ -78,35 +91,40 @@ def test_pick_counts_that_make_no_cycle_are_refused(sorted_picks: int, random_pi
 def reference_picks(pushes: list[tuple[int, int, int]], sorted_picks: int, host_picks: int,
                     full_at: dict[int, set[int]]) -> list[int]:
     """The pick order as design.md section 3 states it, by brute force over the pending
-    items: a sorted pick is the highest (weight, priority) of a free slot, the oldest among
-    equals; a host pick goes to the slots in turn (in the order they were first pushed to,
-    a slot leaving the turns when its turn finds nothing pending), skipping full ones, and
-    takes that slot's highest (weight, priority), the oldest among equals. full_at[k]: the
-    slots full at the k-th pick."""
+    items: a sorted pick is the highest (weight, priority) of a ready slot, the oldest among
+    equals; a host pick goes to the ready slots in turn and takes that slot's highest
+    (weight, priority), the oldest among equals. The turns: slots join at the back when
+    first pushed to, and when they become ready again if they had left; a slot whose turn
+    finds it not ready, or with nothing pending, leaves them. full_at[k]: the slots not
+    ready at the k-th pick."""
     pending = dict(enumerate(pushes))  # id -> (weight, priority, slot)
     rotation = list(dict.fromkeys(slot for _, _, slot in pushes))
     order: list[int] = []
     cycle = 0
+    was_full: set[int] = set()
 
     def best(items: list[int]) -> int:
         return max(items, key=lambda i: (pending[i][0], pending[i][1], -i))
 
     while pending:
         full = full_at.get(len(order), set())
+        for slot in sorted(was_full - full):  # ready again: back in the turns if out
+            if slot not in rotation and any(p[2] == slot for p in pending.values()):
+                rotation.append(slot)
+        was_full = full
         free = [i for i in pending if pending[i][2] not in full]
         if not free:
             break
         item = None
         if cycle >= sorted_picks:  # a host pick
-            for _ in range(len(rotation)):
+            while rotation:
                 slot = rotation.pop(0)
                 mine = [i for i in pending if pending[i][2] == slot]
-                if not mine:
+                if not mine or slot in full:
                     continue  # out of the turns
                 rotation.append(slot)
-                if slot not in full:
-                    item = best(mine)
-                    break
+                item = best(mine)
+                break
         if item is None:
             item = best(free)
         del pending[item]
@@ -131,7 +149,7 @@ def test_host_picks_give_the_slots_in_turn_their_best_request(sorted_picks: int,
     order: list[int] = []
     while len(queue):
         full = full_at.get(len(order), set())
-        item = queue.pop(lambda slot, full=full: slot in full)
+        item = pop_ready(queue, lambda slot, full=full: slot in full)
         assert item is not None
         order.append(item)
     assert order == reference_picks(pushes, sorted_picks, host_picks, full_at)
@@ -168,41 +186,35 @@ def test_ids_above_31_bits_are_refused() -> None:
         queue.push(2**31, (0, 0), 0)
 
 
-def test_a_full_slot_is_skipped_and_its_requests_keep_their_place() -> None:
-    queue = FrontierQueue(1, 1, seed=1)  # only sorted picks below
+def test_a_slot_not_ready_is_skipped_and_its_requests_keep_their_place() -> None:
+    queue = FrontierQueue(10**6, 1, seed=1)  # only sorted picks below
     slots = [0, 0, 1, 0, 1, 2]  # ids 0..5, all weight 5
     for item, slot in enumerate(slots):
         queue.push(item, (5, 0), slot)
-    full = {0}
-    picks = [queue._sorted_pick(lambda s: s in full) for _ in range(3)]  # noqa: SLF001
-    for item in picks:
-        queue._take(item)  # noqa: SLF001
+    queue.block(0)
+    picks = [queue.pop() for _ in range(3)]
     assert picks == [2, 4, 5]  # slot 0's requests skipped, the others in arrival order
-    assert queue._sorted_pick(lambda s: s in full) is None  # noqa: SLF001
-    full.clear()
-    rest = []
-    while len(queue):
-        item = queue._sorted_pick(lambda s: False)  # noqa: SLF001
-        queue._take(item)  # noqa: SLF001
-        rest.append(item)
-    assert rest == [0, 1, 3]  # slot 0 free again: its requests in their original order
+    assert queue.pop() is None
+    queue.unblock(0)
+    assert [queue.pop() for _ in range(3)] == [0, 1, 3]  # in their original order
 
 
-def test_a_parked_request_still_leaves_before_later_ones_of_its_weight() -> None:
-    queue = FrontierQueue(1, 1, seed=1)
+def test_a_request_kept_back_still_leaves_before_later_ones_of_its_weight() -> None:
+    queue = FrontierQueue(10**6, 1, seed=1)
     queue.push(0, (5, 0), 0)
     queue.push(1, (5, 0), 1)
-    assert queue._sorted_pick(lambda s: s == 0) == 1  # noqa: SLF001
-    queue._take(1)  # noqa: SLF001
+    queue.block(0)
+    assert queue.pop() == 1
     queue.push(2, (5, 0), 1)
-    assert queue._sorted_pick(lambda s: False) == 0  # noqa: SLF001  (older than 2)
+    queue.unblock(0)
+    assert queue.pop() == 0  # older than 2
 
 
 def test_a_pick_with_every_slot_full_returns_none_and_loses_nothing() -> None:
     queue = FrontierQueue(1, 1, seed=1)
     for item in range(10):
         queue.push(item, (item % 3, 0), item % 2)
-    assert queue.pop(lambda slot: True) is None
+    assert pop_ready(queue, lambda slot: True) is None
     assert len(queue) == 10
     assert sorted(drain(queue)) == list(range(10))
 
@@ -211,7 +223,7 @@ def test_random_picks_skip_full_slots() -> None:
     queue = FrontierQueue(1, 1, seed=3)
     for item in range(1000):
         queue.push(item, (0, 0), item % 4)
-    picks = [queue.pop(lambda slot: slot == 3) for _ in range(400)]
+    picks = [pop_ready(queue, lambda slot: slot == 3) for _ in range(400)]
     assert queue.picks["random"] == 200
     assert not [item for item in picks if item % 4 == 3]
 
@@ -360,3 +372,91 @@ def test_first_items_go_before_the_alternation_and_are_not_counted_in_it() -> No
     assert sorted(order[:20]) == list(range(20))  # each slot's first id, before anything
     assert order[:20] == sorted(range(20), key=lambda item: (-(item % 5), item))
     assert queue.picks == {"first": 20, "sorted": 90, "random": 90}
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize(("sorted_picks", "random_picks", "turns", "first", "seed_first"),
+                         [(1, 1, 0, 0, 0), (3, 1, 16, 2, 8), (1, 4, 4, 1, 0), (2, 1, 31, 0, 3)])
+def test_the_ready_host_queue_picks_what_the_queue_before_it_picked(
+        seed: int, sorted_picks: int, random_picks: int, turns: int, first: int,
+        seed_first: int) -> None:
+    """Against the queue it replaced (tests/reference_queue.py, which skipped the items of
+    full slots at each pick): the same pushes and picks, with the same slots not ready at
+    each pick, give the same ids, pick by pick (sorted, random and first picks; the host
+    picks' turns are the new queue's own: test above; raises: test below, where the old
+    queue was not consistent with itself)."""
+    from tests.reference_queue import FrontierQueue as OldQueue
+
+    rng = random.Random(seed)
+    options = {"seed": seed, "turns": turns, "first": first, "seed_first": seed_first}
+    assert turns <= 31  # TIANWANG_HOST_TURNS' bound (the score's room for turns)
+    new = FrontierQueue(sorted_picks, random_picks, **options)
+    old = OldQueue(sorted_picks, random_picks, **options)
+    picks, item = 0, 0
+    for _step in range(3000):
+        action = rng.random()
+        if action < 0.5:
+            key = (rng.randrange(-3, 12), rng.randrange(-2, 3))
+            slot, is_seed = rng.randrange(40), rng.random() < 0.05
+            new.push(item, key, slot, is_seed)
+            old.push(item, key, slot, is_seed)
+            item += 1
+        else:
+            full = {slot for slot in range(40) if rng.random() < 0.4}
+            got = pop_ready(new, lambda slot, full=full: slot in full)
+            assert got == old.pop(lambda slot, full=full: slot in full), f"pick {picks}"
+            picks += 1
+    assert picks > 1000 and new.picks == old.picks
+    assert new.pending_by_weight() == old.pending_by_weight()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_raised_request_files_after_the_requests_already_at_its_new_key(seed: int) -> None:
+    """Sorted picks with raises, against a brute force over the pending items: the best
+    rank (a host's first items by turn, then key; the others by key, then turn), then the
+    earliest arrival, a raise being a new arrival at its new key with its slot's next turn
+    there. (The old queue compared a parked request with its level's head by id, not by
+    arrival, so a raised request could leave before the requests that were at its new
+    key first: not carried over.)"""
+    rng = random.Random(seed)
+    queue = FrontierQueue(10**6, 1, turns=3, first=1)
+    pending: dict[int, tuple[tuple, int]] = {}  # id -> (rank, arrival)
+    turns: Counter[tuple[int, tuple[int, int]]] = Counter()
+    firsts: set[int] = set()
+    weights: dict[int, int] = {}
+    arrival, item = 0, 0
+
+    def file(item: int, slot: int, key: tuple[int, int]) -> None:
+        nonlocal arrival
+        turn = min(turns[slot, key], 3)
+        turns[slot, key] += 1
+        pending[item] = ((0, key[0], key[1], -turn), arrival)
+        arrival += 1
+
+    slots: dict[int, int] = {}
+    for _step in range(2000):
+        action = rng.random()
+        if action < 0.5:
+            slot, key = rng.randrange(15), (rng.randrange(0, 8), rng.randrange(-1, 2))
+            queue.push(item, key, slot)
+            slots[item], weights[item] = slot, key[0]
+            if slot not in firsts:  # the slot's first item: before everything, by key
+                firsts.add(slot)
+                pending[item] = ((1, key[0], key[1], 0), arrival)
+                arrival += 1
+            else:
+                file(item, slot, key)
+            item += 1
+        elif action < 0.7 and pending:
+            raised = rng.choice(sorted(pending))
+            key = (rng.randrange(0, 12), rng.randrange(-1, 2))
+            moved = queue.raise_weight(raised, key)
+            assert moved == (key[0] > weights[raised])
+            if moved:
+                weights[raised] = key[0]
+                if pending[raised][0][0] == 0:  # a first item keeps its place
+                    file(raised, slots[raised], key)
+        elif pending:
+            expected = max(pending, key=lambda i: (pending[i][0], -pending[i][1]))
+            assert queue.pop() == expected
+            del pending[expected]

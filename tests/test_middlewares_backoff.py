@@ -9,7 +9,6 @@ from urllib.parse import urlsplit
 
 import pytest
 from scrapy import Request
-from scrapy.core.downloader import Slot
 from scrapy.http import Response
 from scrapy.statscollectors import MemoryStatsCollector
 
@@ -69,26 +68,25 @@ def test_bad_setting_is_refused() -> None:
         BackoffMiddleware.from_crawler(project_crawler(TIANWANG_MAX_RETRY_AFTER="long"))
 
 
-# -- the pause on a downloader slot, alone (the crawls above show it end to end) --
+# -- the pause alone, told to the frontier (the crawls above show it end to end) --
 
 
 class _Downloader:
-    """The public parts of Scrapy's Downloader the middleware uses, over real Slots."""
-
-    def __init__(self) -> None:
-        self.slots: dict[str, Slot] = {}
-        self.per_slot_settings: dict[str, dict] = {}
+    """The public part of Scrapy's Downloader the middleware uses."""
 
     def get_slot_key(self, request: Request) -> str:
         return urlsplit(request.url).hostname or ""
 
 
-def _middleware() -> tuple[BackoffMiddleware, _Downloader]:
+def _middleware() -> tuple[BackoffMiddleware, list[dict]]:
+    from tianwang import signals
+
     crawler = project_crawler()
     crawler.stats = MemoryStatsCollector(crawler)
-    downloader = _Downloader()
-    crawler.engine = SimpleNamespace(downloader=downloader)
-    return BackoffMiddleware(crawler, max_pause=60, max_pauses=2), downloader
+    crawler.engine = SimpleNamespace(downloader=_Downloader())
+    told: list[dict] = []
+    crawler.signals.connect(lambda **kw: told.append(kw), signal=signals.host_wait, weak=False)
+    return BackoffMiddleware(crawler, max_pause=60, max_pauses=2), told
 
 
 def _answer(status: int, retry_after: str | None, url: str = "http://h.example/p") -> tuple:
@@ -97,27 +95,21 @@ def _answer(status: int, retry_after: str | None, url: str = "http://h.example/p
     return request, Response(url, status=status, headers=headers, request=request)
 
 
-def test_pause_closes_an_empty_slot_and_sends_the_request_back_unretried(monkeypatch) -> None:
-    middleware, downloader = _middleware()
-    slot = downloader.slots["h.example"] = Slot(4, 0.0, 0.0)
-    later = []
-    monkeypatch.setattr("twisted.internet.reactor.callLater",
-                        lambda delay, f, *a: later.append((delay, f, a)))
+def test_a_pause_is_told_to_the_frontier_and_the_request_goes_back_unretried() -> None:
+    import time
+
+    middleware, told = _middleware()
     request, response = _answer(429, "30")
     again = middleware.process_response(request, response)
     assert isinstance(again, Request) and again.url == request.url and again.dont_filter
     assert "retry_times" not in again.meta and again.meta["tianwang_backoff_pauses"] == 1
-    assert slot.concurrency == 0  # the frontier sees it full: no request goes meanwhile
-    assert later and later[0][0] == pytest.approx(30, abs=0.5)
-    middleware._paused["h.example"] = 0  # the pause is over
-    later[0][1](*later[0][2])
-    assert slot.concurrency == 4
+    (said,) = told
+    assert said["key"] == "h.example" and said["reason"] == "retry_after"
+    assert said["until"] - time.monotonic() == pytest.approx(30, abs=1)
 
 
-def test_no_retry_after_or_too_many_pauses_goes_to_scrapys_retries(monkeypatch) -> None:
-    middleware, downloader = _middleware()
-    downloader.slots["h.example"] = Slot(1, 0.0, 0.0)
-    monkeypatch.setattr("twisted.internet.reactor.callLater", lambda *a: None)
+def test_no_retry_after_or_too_many_pauses_goes_to_scrapys_retries() -> None:
+    middleware, _told = _middleware()
     request, response = _answer(503, None)
     assert middleware.process_response(request, response) is response
     request, response = _answer(429, "1")
@@ -126,12 +118,3 @@ def test_no_retry_after_or_too_many_pauses_goes_to_scrapys_retries(monkeypatch) 
     assert middleware.stats.get_value("tianwang/backoff/gave_up") == 1
     request, response = _answer(500, "1")
     assert middleware.process_response(request, response) is response
-
-
-def test_a_slot_with_queued_requests_is_not_closed(monkeypatch) -> None:
-    middleware, downloader = _middleware()
-    slot = downloader.slots["h.example"] = Slot(2, 0.0, 0.0)
-    slot.queue.append((Request("http://h.example/q"), None))
-    monkeypatch.setattr("twisted.internet.reactor.callLater", lambda *a: None)
-    middleware.process_response(*_answer(429, "5"))
-    assert slot.concurrency == 2  # nothing would give the queued request its turn again

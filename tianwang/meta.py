@@ -34,6 +34,12 @@ KEEP_FIRST = "tianwang_keep_first"
 # Set by BackoffMiddleware: times this request was sent back after a Retry-After pause.
 BACKOFF_PAUSES = "tianwang_backoff_pauses"
 
+# Set by the schedulers on a request they hand out: (its url, the weight it was queued at,
+# its host's first-request turn or None, its link cash). A copy sent back to the frontier
+# (robots.txt still to come, a Retry-After pause: dont_filter, the same url) is queued again
+# as it was, not as a new url of its host.
+QUEUED = "tianwang_queued"
+
 # Scrapy's own keys (scrapy.core.downloader.Downloader.DOWNLOAD_SLOT, DepthMiddleware,
 # RedirectMiddleware).
 DOWNLOAD_SLOT = "download_slot"

@@ -42,3 +42,18 @@ abandon_in_flight = object()
 # schedulers answer with this process's pending requests by host (a Counter): only they can
 # count them, and only then (it walks the queue).
 pending_hosts_wanted = object()
+
+# A host may not be sent a request before `until` (time.monotonic() seconds; math.inf:
+# until host_go) for a reason ("robots", "retry_after"); a wait for the same reason replaces
+# the one before. Arguments: key (the host's downloader slot key), until, reason. Sent by
+# RobotsMiddleware while the host's robots.txt is fetched or unavailable, and by
+# BackoffMiddleware on a 429/503 Retry-After; the frontier keeps the host's requests
+# meanwhile (tianwang/frontier/slots.py), none waits in the downloader.
+host_wait = object()
+
+# The host's wait for a reason is over (its robots.txt was read). Arguments: key, reason.
+host_go = object()
+
+# The host's robots.txt gives it a Crawl-delay (one request at a time, this long from the
+# end of each answer to the next request), or none any more (None). Arguments: key, seconds.
+host_delay = object()

@@ -8,12 +8,22 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from tianwang.config import SettingError, get_int, get_str_list
+from tianwang.config import SettingError, get_int, get_seconds, get_str_list
+from tianwang.order import MAX_TURNS
 from tianwang.urls import url_weight
 
 # A host's first requests that go before the weights, at most (TIANWANG_HOST_FIRST): the
 # shared frontier's score has 4 bits for their turn.
 MAX_HOST_FIRST = 16
+
+
+@dataclass(frozen=True, slots=True)
+class HostRules:
+    """What a host's politeness is made of, as the settings give it (politeness.py)."""
+
+    concurrency: int = 1  # requests at once (CONCURRENT_REQUESTS_PER_DOMAIN)
+    delay: float = 0.0  # seconds between the starts of two requests (DOWNLOAD_DELAY)
+    jitter: float = 0.0  # the delay drawn from delay * (1 +- jitter), as Scrapy's slots do
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +65,9 @@ class FrontierConfig:
     link_other_host: float = 1.0  # shares a link to another host carries
     link_relative: float = 0.0  # how much of the first link's share the bonus discounts
     limits: Limits = Limits()  # what the frontier may hold per host, domain and in all
+    # Each host's concurrency, delay and jitter (politeness.py), and DOWNLOAD_SLOTS' own.
+    host_rules: HostRules = HostRules()
+    download_slots: dict[str, dict[str, Any]] | None = None
 
     @property
     def links(self) -> bool:
@@ -70,6 +83,11 @@ class FrontierConfig:
                 settings.get("CONCURRENT_REQUESTS_PER_IP"),
                 "0 (the frontier's host awareness works per domain slot)",
             )
+        if settings.getbool("AUTOTHROTTLE_ENABLED"):
+            raise SettingError(
+                "AUTOTHROTTLE_ENABLED", settings.get("AUTOTHROTTLE_ENABLED"),
+                "False (the frontier keeps each host's delay: DOWNLOAD_DELAY, Crawl-delay, "
+                "Retry-After; AutoThrottle's delays in the downloader would hold its slots)")
         host_picks = get_int(settings, "TIANWANG_HOST_PICKS", minimum=0)
         return cls(
             sorted_picks=get_int(settings, "TIANWANG_SORTED_PICKS", minimum=1),
@@ -83,7 +101,7 @@ class FrontierConfig:
             penalty_words=_penalty_words(settings, "TIANWANG_PENALTY_WORDS"),
             word_penalty=get_int(settings, "TIANWANG_PENALTY_WORD_WEIGHT", minimum=0),
             index_pages=_index_pages(settings, "TIANWANG_INDEX_PAGES"),
-            host_turns=get_int(settings, "TIANWANG_HOST_TURNS", minimum=0),
+            host_turns=get_int(settings, "TIANWANG_HOST_TURNS", minimum=0, maximum=MAX_TURNS),
             host_first=get_int(settings, "TIANWANG_HOST_FIRST", minimum=0, maximum=MAX_HOST_FIRST),
             seed_host_first=get_int(settings, "TIANWANG_SEED_HOST_FIRST", minimum=0,
                                     maximum=MAX_HOST_FIRST),
@@ -93,6 +111,11 @@ class FrontierConfig:
                                     maximum=1e6),
             link_relative=_number(settings, "TIANWANG_LINK_RELATIVE", minimum=0, maximum=1),
             limits=Limits.from_settings(settings),
+            host_rules=HostRules(
+                concurrency=get_int(settings, "CONCURRENT_REQUESTS_PER_DOMAIN", minimum=1),
+                delay=get_seconds(settings, "DOWNLOAD_DELAY", minimum=0),
+                jitter=_jitter(settings)),
+            download_slots=settings.getdict("DOWNLOAD_SLOTS"),
         )
 
     def weigher(self) -> Callable[[str], int]:
@@ -104,6 +127,15 @@ class FrontierConfig:
             word_penalty=self.word_penalty,
             index_pages=self.index_pages,
         )
+
+
+def _jitter(settings: Any) -> float:
+    """DOWNLOAD_DELAY_JITTER, or the deprecated RANDOMIZE_DOWNLOAD_DELAY when set above it
+    (as Scrapy's downloader reads them)."""
+    randomize = settings.getpriority("RANDOMIZE_DOWNLOAD_DELAY") or 0
+    if randomize > (settings.getpriority("DOWNLOAD_DELAY_JITTER") or 0):
+        return 0.5 if settings.getbool("RANDOMIZE_DOWNLOAD_DELAY") else 0.0
+    return _number(settings, "DOWNLOAD_DELAY_JITTER", minimum=0, maximum=1)
 
 
 def _penalty_words(settings: Any, name: str) -> tuple[str, ...]:

@@ -221,11 +221,11 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._collect_done()
         if self._lease_gone():
             return None
-        item = self.queue.pop(self.queue_slots.full)
+        item = self._pick()
         # Nothing to pick: push the links just found (they may be this node's) and take more
         # now, not at the next poll.
         if item is None and self._reaching(self._sync, force=True):
-            item = self.queue.pop(self.queue_slots.full)
+            item = self._pick()
         if item is None:
             return None
         taken, request = self._local.pop(item)
@@ -522,6 +522,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             else:
                 self._enqueue(item, (taken.weight, taken.priority), slot,
                               first_turn=taken.first_turn)
+        self._hosts_changed()  # the new queue's slots opened or shut as their hosts are
 
 
 def open_frontier(redis_config: RedisConfig, config: FrontierConfig) -> ShardedFrontier:

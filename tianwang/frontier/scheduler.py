@@ -47,9 +47,10 @@ from tianwang.frontier.dupefilter import BloomDupeFilter
 from tianwang.frontier.levels import SEPARATOR, QueueSlots
 from tianwang.frontier.limits import FrontierLimits
 from tianwang.frontier.linkscore import SEED_CASH, LinkCash
+from tianwang.frontier.politeness import Politeness
 from tianwang.frontier.queue import FrontierQueue, Key
 from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog, clip
-from tianwang.frontier.slots import DownloaderSlots, engine_of
+from tianwang.frontier.slots import HostSlots, engine_of
 from tianwang.urls import url_host
 
 if TYPE_CHECKING:
@@ -67,6 +68,8 @@ DONE_CHECK_INTERVAL = 0.5
 # (extensions/progress.py) and the stats dump: the count costs one pass over the levels.
 PENDING_STATS_INTERVAL = 1.0
 PENDING_BY_WEIGHT = "tianwang/frontier/pending/w"
+# How often the politeness of hosts with nothing to remember is dropped (seconds).
+FORGET_HOSTS_INTERVAL = 60.0
 # Links a page is taken to have when its requests do not say (meta OUTLINKS unset: a spider
 # other than the site spider): its cash is shared as among this many.
 DEFAULT_OUTLINKS = 20
@@ -95,15 +98,23 @@ class FrontierSchedulerBase(BaseScheduler):
     is done with (their token is what the subclass gave _hand_out).
     """
 
+    # The requests of a host that must wait (robots.txt, Retry-After) stay here: the
+    # middlewares send them back rather than hold them (they look for this attribute).
+    keeps_host_waits = True
+
     def __init__(self, queue: FrontierQueue, config: FrontierConfig, crawler: Crawler) -> None:
         self.queue = queue
         self.config = config
         self.weigh: Callable[[str], int] = config.weigher()
         self.crawler = crawler
         self.stats = crawler.stats
-        self.slots = DownloaderSlots(crawler)
+        # The hosts, and when each may be sent a request (slots.py, politeness.py).
+        politeness = Politeness.from_slots(config.host_rules, config.download_slots)
+        self.slots = HostSlots(crawler, politeness, self._host_changed)
         # What the queue picks by: the host, and under a level limit its level (levels.py).
         self.queue_slots = QueueSlots(self.slots, config.levels)
+        self._wake_call: Any = None  # wakes the engine when the next waiting host is ready
+        self._wake_at = 0.0
         # Counted here and added to the stats at close: the stats collector costs more per
         # call than the rest of a push.
         self.counts: Counter[str] = Counter()
@@ -148,7 +159,12 @@ class FrontierSchedulerBase(BaseScheduler):
     def loops(self) -> list[tuple[Callable[[], None], float]]:
         """(call, interval in seconds) to run while the crawl runs."""
         return [(self._collect_done, DONE_CHECK_INTERVAL),
-                (self._record_pending, PENDING_STATS_INTERVAL)]
+                (self._record_pending, PENDING_STATS_INTERVAL),
+                (self._forget_idle_hosts, FORGET_HOSTS_INTERVAL)]
+
+    def _forget_idle_hosts(self) -> None:
+        """The politeness of hosts with nothing to remember goes (slots.py keeps the busy)."""
+        self.slots.politeness.forget_idle(self.slots.clock())
 
     def _record_pending(self) -> None:
         """tianwang/frontier/pending (this process's queue) and pending/w<weight>."""
@@ -173,6 +189,8 @@ class FrontierSchedulerBase(BaseScheduler):
         for loop in self._loops:
             if loop.running:
                 loop.stop()
+        if self._wake_call is not None and self._wake_call.active():
+            self._wake_call.cancel()
         self._collect_done()
 
     def freeze(self, **_: Any) -> None:
@@ -191,20 +209,23 @@ class FrontierSchedulerBase(BaseScheduler):
         return self.queue_slots.name(self.slots.key(request), request.meta.get(meta.DEPTH, 0))
 
     def _push(self, item: int, weight: int, priority: int, name: str, seed: bool = False,
-              first_turn: int | None = None) -> None:
+              first_turn: int | None = None, fresh: bool = True) -> None:
         """Queue an id. seed: a seed's request (its host gets TIANWANG_SEED_HOST_FIRST
         first requests); first_turn: the id is a host's first request of this turn, as the
-        shared frontier says (the queue does not count them itself then)."""
+        shared frontier says (the queue does not count them itself then); fresh=False: a
+        request queued before, sent back (no host's first request again)."""
+        known = len(self.queue_slots.names)
         slot = self.queue_slots.number(name)
-        self._enqueue(item, (weight, priority), slot, seed, first_turn)
-        self.queue_slots.added(slot)
+        self._enqueue(item, (weight, priority), slot, seed, first_turn, fresh)
+        if self.queue_slots.added(slot) or len(self.queue_slots.names) > known:
+            self._host_changed(self.queue_slots.host(slot))  # a new slot, or the barrier moved
 
     def _enqueue(self, item: int, key: Key, slot: int, seed: bool = False,
-                 first_turn: int | None = None) -> None:
+                 first_turn: int | None = None, fresh: bool = True) -> None:
         """Into the queue, a host's first requests counted by host (the downloader slot)."""
         if first_turn is None:
-            host = self.queue_slots.downloader_slot(slot)
-            self.queue.push(item, key, slot, seed, host)
+            host = self.queue_slots.host(slot)
+            self.queue.push(item, key, slot, seed, host, fresh)
         else:
             self.queue.push_first(item, key, slot, first_turn)
 
@@ -245,11 +266,14 @@ class FrontierSchedulerBase(BaseScheduler):
 
     def _hand_out(self, item: int, request: Request, token: Any) -> Request:
         slot = self.queue.slot(item)
+        cash = self._page_cash_of(item, request)
         if self.cash is not None:
-            self._page_cash[request.url] = self._page_cash_of(item, request)
+            self._page_cash[request.url] = cash
+        request.meta[meta.QUEUED] = (request.url, self.queue.weight(item),
+                                     self.queue.first_turn(item), cash)
         self._inflight[request] = (token, slot)
         self.limits.left(urlparse_cached(request).hostname or "")
-        self.slots.handed_out(request, self.queue_slots.downloader_slot(slot))
+        self.slots.handed_out(request, self.queue_slots.host(slot))
         self.counts["scheduler/dequeued"] += 1
         return request
 
@@ -269,11 +293,63 @@ class FrontierSchedulerBase(BaseScheduler):
             self._requests_done(finished, [token for token, _slot in taken])
         for request, (_token, slot) in zip(finished, taken, strict=True):
             self._page_cash.pop(request.url, None)
-            self.slots.reached(request)
-            self.queue_slots.finished(slot)
+            self.slots.finished(request)
+            if self.queue_slots.finished(slot):  # the level barrier moved
+                self._host_changed(self.queue_slots.host(slot))
 
     def _requests_done(self, requests: list[Request], tokens: list[Any]) -> None:
         raise NotImplementedError
+
+    # --- which hosts are ready -----------------------------------------------------------
+
+    def _pick(self) -> int | None:
+        """The next id of a ready host, or None; when none is ready but some will be at a
+        known time, the engine is woken then."""
+        for host in self.slots.due():
+            self._host_changed(host)
+        item = self.queue.pop()
+        if item is None and len(self.queue):
+            self._wake_when_due()
+        return item
+
+    def _host_changed(self, host: int) -> None:
+        """Open or shut the host's queue slots: ready, and let through by the level barrier.
+        A slot opened that holds requests wakes the engine (it may be idle, waiting for its
+        heartbeat, since the last pick found nothing ready)."""
+        ready = self.slots.ready(host)
+        opened = False
+        for slot in self.queue_slots.of_host(host):
+            if ready and self.queue_slots.passes(slot):
+                opened |= not self.queue.ready(slot) and self.queue.holds(slot)
+                self.queue.unblock(slot)
+            else:
+                self.queue.block(slot)
+        if opened:
+            self._wake()
+
+    def _hosts_changed(self) -> None:
+        """Every host's queue slots, opened or shut afresh (a queue built anew)."""
+        for host in range(len(self.slots.names)):
+            self._host_changed(host)
+
+    def _wake_when_due(self) -> None:
+        when = self.slots.next_due()
+        if when is None:
+            return
+        call = self._wake_call
+        if call is not None and call.active():
+            if self._wake_at <= when:
+                return
+            call.cancel()
+        from twisted.internet import reactor
+
+        self._wake_at = when
+        self._wake_call = reactor.callLater(max(0.0, when - self.slots.clock()), self._wake)
+
+    def _wake(self) -> None:
+        engine = engine_of(self.crawler)
+        if engine is not None:
+            scrapy_internals.wake(engine)
 
     def _add_counts_to_stats(self) -> None:
         for name, count in self.counts.items():
@@ -356,6 +432,9 @@ class FrontierScheduler(FrontierSchedulerBase):
         self.slots.close()
 
     def enqueue_request(self, request: Request) -> bool:
+        queued = request.meta.get(meta.QUEUED)
+        if queued is not None and request.dont_filter and queued[0] == request.url:
+            return self._requeue(request, *queued[1:])
         fingerprint = None
         if not request.dont_filter:
             fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
@@ -392,10 +471,29 @@ class FrontierScheduler(FrontierSchedulerBase):
         self.counts["scheduler/enqueued"] += 1
         return True
 
+    def _requeue(self, request: Request, weight: int, first_turn: int | None,
+                 cash: float) -> bool:
+        """A request the frontier handed out, sent back (its host must wait, or a retry):
+        queued again at the weight and, if it was one, the first-request turn it had."""
+        name = self.slot_name(request)
+        try:
+            item = self.store.put(request, weight, name, None)
+        except OSError as error:
+            self._log_failed(error)
+            return False
+        self.limits.admitted(urlparse_cached(request).hostname or "")
+        if self.cash is not None:
+            self.cash.add(item, None, cash)
+        _weight, priority = clip(weight, request.priority)
+        self._push(item, weight, priority, name, first_turn=first_turn, fresh=False)
+        self.counts["tianwang/frontier/requeued"] += 1
+        self.counts["scheduler/enqueued"] += 1
+        return True
+
     def _seed_host(self, name: str) -> None:
         """The host of slot `name` is a seed's (its seed came as a duplicate). The shared
         frontier's push script does this for its nodes."""
-        self.queue.seed_host(self.queue_slots.downloader_slot(self.queue_slots.number(name)))
+        self.queue.seed_host(self.queue_slots.host(self.queue_slots.number(name)))
 
     def _credit(self, request: Request, fingerprint: bytes) -> None:
         """A link to a url seen before: if it is still pending, its cash grows by the link's
@@ -415,7 +513,7 @@ class FrontierScheduler(FrontierSchedulerBase):
 
     def next_request(self) -> Request | None:
         self._collect_done()
-        item = self.queue.pop(self.queue_slots.full)
+        item = self._pick()
         if item is None:
             return None
         return self._hand_out(item, self.store.get(item), item)

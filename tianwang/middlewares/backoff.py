@@ -6,11 +6,11 @@ Here (before RetryMiddleware sees the response) a 429 or 503 that says when to c
 (`Retry-After: 120`, or an HTTP date) pauses the host for that long, counted from the
 moment the answer came, capped at TIANWANG_MAX_RETRY_AFTER seconds, and the request goes back
 to the scheduler as it was: its retry count untouched, so it is fetched again after the pause.
-The host's downloader slot takes no request meanwhile (its concurrency is 0, so the
-frontier, which skips hosts whose slot is full, hands out requests of other hosts only), and
-a request of the host that comes all the same waits in this middleware until the pause is
-over. Requests of the host already sent (with more than one connection per host) are not
-called back.
+The frontier keeps the host's requests meanwhile (tianwang.signals.host_wait, to
+tianwang/frontier/politeness.py): none waits in the downloader, and the crawl's connections
+go to other hosts. With another scheduler a request of the host waits in this middleware
+until the pause is over. Requests of the host already sent (with more than one connection
+per host) are not called back.
 
 A request is sent back at most TIANWANG_BACKOFF_MAX_PAUSES times; after that the response
 goes on to RetryMiddleware as any 429/503 would (a host that never recovers cannot hold a
@@ -31,7 +31,7 @@ import time
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
@@ -44,6 +44,7 @@ from tianwang.httphandler import Abandoned
 logger = logging.getLogger(__name__)
 
 BACKOFF_STATUSES = (429, 503)
+PAUSES_KEPT = 10_000  # hosts whose pause is remembered before those over are forgotten
 
 
 def retry_after_seconds(value: bytes | str | None, now: float) -> float | None:
@@ -68,10 +69,12 @@ class BackoffMiddleware:
         self.crawler, self.stats = crawler, crawler.stats
         self.max_pause, self.max_pauses = max_pause, max_pauses
         self._paused: dict[str, float] = {}  # downloader slot -> monotonic end of its pause
-        self._closed: dict[str, tuple[Any, int]] = {}  # paused slot -> (it, its concurrency)
         self._logged = False
         self._holds: set[defer.Deferred] = set()  # the waits of held requests, to cancel
         self.abandoning = False
+        # Whether the scheduler keeps a paused host's requests (the frontier); with another
+        # scheduler a request of a paused host waits here.
+        self.frontier_waits = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> BackoffMiddleware:
@@ -79,7 +82,12 @@ class BackoffMiddleware:
         middleware = cls(crawler, get_seconds(settings, "TIANWANG_MAX_RETRY_AFTER", minimum=0),
                          get_int(settings, "TIANWANG_BACKOFF_MAX_PAUSES", minimum=0))
         crawler.signals.connect(middleware.abandon, signal=tw_signals.abandon_in_flight)
+        crawler.signals.connect(middleware.opened, signal=signals.spider_opened)
         return middleware
+
+    def opened(self) -> None:
+        scheduler = self.crawler.engine.scheduler
+        self.frontier_waits = bool(getattr(scheduler, "keeps_host_waits", False))
 
     def abandon(self) -> None:
         """The crawl is closing and gives up what is in flight: no request waits any more."""
@@ -105,7 +113,7 @@ class BackoffMiddleware:
             logger.info("%s answered %d, Retry-After %s: host paused %g s (logged once)",
                         request, response.status, response.headers.get(b"Retry-After"), pause)
         if request.meta.get(meta.ROBOTS):
-            return response  # RobotsMiddleware waits and asks again itself
+            return response  # RobotsMiddleware asks again itself
         pauses = request.meta.get(meta.BACKOFF_PAUSES, 0)
         if pauses >= self.max_pauses:
             self.stats.inc_value("tianwang/backoff/gave_up")
@@ -114,13 +122,30 @@ class BackoffMiddleware:
         again.meta[meta.BACKOFF_PAUSES] = pauses + 1
         return again
 
+    def pause(self, request: Request, seconds: float) -> None:
+        """No request to the request's host (its downloader slot) for `seconds` from now:
+        the frontier keeps them (tianwang.signals.host_wait)."""
+        if seconds <= 0:
+            return
+        key = self.crawler.engine.downloader.get_slot_key(request)
+        now = time.monotonic()
+        until = max(now + seconds, self._paused.get(key, 0.0))
+        if len(self._paused) >= PAUSES_KEPT:  # the pauses over are forgotten
+            self._paused = {slot: end for slot, end in self._paused.items() if end > now}
+        self._paused[key] = until
+        self.crawler.signals.send_catch_log(tw_signals.host_wait, key=key, until=until,
+                                            reason="retry_after")
+
     async def process_request(self, request: Request) -> None:
-        """Hold a request of a paused host until its pause is over."""
+        """With a scheduler that does not keep a paused host's requests, hold one here until
+        the pause is over."""
+        if self.frontier_waits or not self._paused:
+            return
         key = self.crawler.engine.downloader.get_slot_key(request)
         while key in self._paused:
             wait = self._paused[key] - time.monotonic()
             if wait <= 0:
-                self._resume(key)  # before the request enters the slot: its concurrency back
+                del self._paused[key]
                 return
             self.stats.inc_value("tianwang/backoff/held")
             await self._hold(wait)
@@ -139,42 +164,3 @@ class BackoffMiddleware:
             raise Abandoned from None
         finally:
             self._holds.discard(hold)
-
-    def pause(self, request: Request, seconds: float) -> None:
-        """Pause the request's host (its downloader slot) for `seconds` from now.
-
-        The slot's concurrency is 0 meanwhile, if nothing waits in it: the frontier, which
-        skips hosts whose slot is full, gives the host no request, and the engine's
-        capacity goes to other hosts. A request of the host that reaches this middleware all
-        the same (another scheduler, a slot Scrapy collected and made again) waits here.
-        """
-        if seconds <= 0:
-            return
-        downloader = self.crawler.engine.downloader
-        key = downloader.get_slot_key(request)
-        until = max(time.monotonic() + seconds, self._paused.get(key, 0.0))
-        self._paused[key] = until
-        slot = downloader.slots.get(key)
-        # A request already queued in the slot would wait for a turn that nothing gives it
-        # once the concurrency is back: only an empty slot is closed.
-        if slot is not None and key not in self._closed and not slot.queue:
-            self._closed[key] = (slot, slot.concurrency)
-            slot.concurrency = 0
-        from twisted.internet import reactor
-
-        reactor.callLater(until - time.monotonic(), self._resume_if_over, key)
-
-    def _resume_if_over(self, key: str) -> None:
-        until = self._paused.get(key)
-        if until is not None and until <= time.monotonic() + 0.001:
-            self._resume(key)
-
-    def _resume(self, key: str) -> None:
-        self._paused.pop(key, None)
-        closed = self._closed.pop(key, None)
-        if closed is not None:
-            slot, concurrency = closed
-            # A Crawl-delay read during the pause (RobotsMiddleware) set one connection.
-            later = self.crawler.engine.downloader.per_slot_settings.get(key, {})
-            slot.concurrency = min(concurrency, later.get("concurrency", concurrency))
-

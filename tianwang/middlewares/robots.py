@@ -38,6 +38,7 @@ wait here at once: the waiting requests end in Abandoned, and a resumed job fetc
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,9 +49,9 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
-from twisted.internet import defer, task
+from twisted.internet import defer
 
 from tianwang import meta
 from tianwang import signals as tw_signals
@@ -127,7 +128,16 @@ class HostRobots:
     unavailable: bool = False  # the last fetch failed (429, 5xx, no answer)
     expires: float = 0.0  # monotonic time after which robots.txt is fetched again
     failures: int = 0  # failed fetches in a row
-    waiters: list[defer.Deferred] | None = field(default=None)  # set while a fetch runs
+    fetching: bool = False  # a fetch is under way
+    changed: list[defer.Deferred] = field(default_factory=list)  # waiters (another scheduler)
+
+    @property
+    def known(self) -> bool:
+        """Rules to go by: read (or allow all), or a copy read before it became unavailable."""
+        return self.parser is not None or (self.expires > 0 and not self.unavailable)
+
+
+GO, DROP = "go", "drop"
 
 
 class RobotsMiddleware(RobotsTxtMiddleware):
@@ -139,13 +149,19 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         self.user_agent = crawler.settings.get("ROBOTSTXT_USER_AGENT") or \
             crawler.settings.get("USER_AGENT") or "*"
         self.hosts: dict[str, HostRobots] = {}
-        # Downloader slots given a Crawl-delay -> their per-slot settings before it.
-        self.delayed: dict[str, dict[str, Any]] = {}
-        self._concurrency = crawler.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
         self._logged: set[str] = set()
         self._waits: set[defer.Deferred] = set()  # what requests wait on here, to cancel
+        self._fetches: set[defer.Deferred] = set()  # the robots.txt fetches under way
         self.abandoning = False
+        # Whether the scheduler keeps the requests of a host that must wait (the frontier:
+        # they go back to it); with another scheduler they wait here.
+        self.sends_back = False
         crawler.signals.connect(self.abandon, signal=tw_signals.abandon_in_flight)
+        crawler.signals.connect(self._opened, signal=signals.spider_opened)
+
+    def _opened(self) -> None:
+        scheduler = self.crawler.engine.scheduler
+        self.sends_back = bool(getattr(scheduler, "keeps_host_waits", False))
 
     def abandon(self) -> None:
         """The crawl is closing and gives up what is in flight: end every wait now."""
@@ -167,63 +183,90 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         if self.abandoning:
             raise Abandoned
 
-    async def process_request(self, request: Request) -> None:  # type: ignore[override]
+    async def process_request(self, request: Request) -> Request | None:  # type: ignore[override]
         if request.meta.get("dont_obey_robotstxt") or request.url.startswith(("data:", "file:")):
-            return
+            return None
         if self.abandoning:
             raise Abandoned
         url = urlparse_cached(request)
         origin = f"{url.scheme}://{url.netloc}"  # RFC 9309: one robots.txt per scheme too
-        robots = await self._robots(request, origin)
-        while robots.unavailable and robots.parser is None:
-            if robots.failures > self.config.retries:
+        robots = self._robots(origin)
+        while (verdict := self._verdict(request, origin, robots)) is not GO:
+            if verdict is DROP:
                 self._stats.inc_value("tianwang/robots/unavailable_dropped")
                 self._log_once("dropped", "Dropped %s: robots.txt of its host unavailable after "
                                "%d tries (logged once)", request, robots.failures)
                 raise IgnoreRequest("robots.txt unavailable")
-            self._stats.inc_value("tianwang/robots/unavailable_waits")
-            await self._wait(_sleep(max(0.0, robots.expires - time.monotonic())))
-            robots = await self._robots(request, origin)
+            if self.sends_back:  # the frontier keeps it while its host waits
+                self._stats.inc_value("tianwang/robots/sent_back")
+                self._host_wait(request, verdict)
+                return request.replace(dont_filter=True)  # the frontier's filter saw it
+            await self._wait(_change_or_time(robots, verdict))
         if robots.parser is not None and not robots.parser.allowed(request.url, self.user_agent):
             self._stats.inc_value("robotstxt/forbidden")
             raise IgnoreRequest("Forbidden by robots.txt")
+        return None
 
-    def process_response(self, request: Request, response: Response) -> Response:
-        """A Crawl-delay counts from the end of the host's last answer, not from the start
-        of its request: so the server sees requests at least that far apart, however
-        long each answer took."""
-        if self.delayed:
-            self._restart_delay(request)
-        return response
+    def _verdict(self, request: Request, origin: str, robots: HostRobots) -> str | float:
+        """GO (the rules are there), DROP (unavailable past its tries), or when the host may
+        be asked again: math.inf while its robots.txt is fetched (a fetch is started when
+        it is due: the host sends nothing else meanwhile, so the fetch keeps its delay)."""
+        if time.monotonic() >= robots.expires and not robots.fetching:
+            self._start_fetch(request, origin, robots)
+        if robots.fetching:
+            return math.inf
+        if robots.known:  # read, or a copy read before it became unavailable
+            return GO
+        if robots.failures > self.config.retries:
+            return DROP
+        return robots.expires
 
-    def _restart_delay(self, request: Request) -> None:
-        downloader = self.crawler.engine.downloader
-        key = downloader.get_slot_key(request)
-        slot = downloader.slots.get(key) if key in self.delayed else None
-        if slot is not None:
-            slot.lastseen = time.monotonic()  # the clock Scrapy's slots keep it in
-
-    async def _robots(self, request: Request, origin: str) -> HostRobots:
-        """The host's robots.txt state, fetched again if it expired (one fetch at a time)."""
+    def _robots(self, origin: str) -> HostRobots:
         robots = self.hosts.get(origin)
         if robots is None:
             robots = self.hosts[origin] = HostRobots()
             self._forget_oldest()
-        if robots.waiters is not None:  # another request is fetching it: wait for that
-            waiter: defer.Deferred = defer.Deferred()
-            robots.waiters.append(waiter)
-            await self._wait(waiter)
-            return robots
-        if time.monotonic() < robots.expires:
-            return robots
-        robots.waiters = []
+        return robots
+
+    def _start_fetch(self, request: Request, origin: str, robots: HostRobots) -> None:
+        """Fetch the host's robots.txt beside the crawl; until it is in, the host waits."""
+        robots.fetching = True
+        self._host_wait(request, math.inf)
+        fetch = deferred_from_coro(self._fetched(request, origin, robots))
+        self._fetches.add(fetch)
+        fetch.addBoth(lambda _: self._fetches.discard(fetch))
+
+    async def _fetched(self, request: Request, origin: str, robots: HostRobots) -> None:
         try:
             await self._fetch(request, origin, robots)
+        except Abandoned:
+            return  # the crawl is closing: the host waits, nothing learnt
+        except Exception:  # a bug: the host must not wait for ever
+            logger.exception("robots.txt of %s: the fetch failed", origin)
+            self._failed(robots, origin, "an error")
         finally:
-            waiters, robots.waiters = robots.waiters, None
+            robots.fetching = False
+            waiters, robots.changed = robots.changed, []
             for waiter in waiters:
-                waiter.callback(None)
-        return robots
+                if not waiter.called:
+                    waiter.callback(None)
+        if self.abandoning:
+            return
+        if robots.known or robots.failures > self.config.retries:
+            self._host_go(request)  # its requests flow again (or are dropped, quickly)
+        else:
+            self._host_wait(request, robots.expires)
+
+    def _host_wait(self, request: Request, until: float) -> None:
+        self.crawler.signals.send_catch_log(tw_signals.host_wait, key=self._slot_key(request),
+                                            until=until, reason="robots")
+
+    def _host_go(self, request: Request) -> None:
+        self.crawler.signals.send_catch_log(tw_signals.host_go, key=self._slot_key(request),
+                                            reason="robots")
+
+    def _slot_key(self, request: Request) -> str:
+        return self.crawler.engine.downloader.get_slot_key(request)
 
     async def _fetch(self, request: Request, origin: str, robots: HostRobots) -> None:
         robots_request = Request(
@@ -292,47 +335,25 @@ class RobotsMiddleware(RobotsTxtMiddleware):
                    "" if level == logging.DEBUG else " (logged once; more at DEBUG)")
 
     def _apply_crawl_delay(self, request: Request, parser: RobotsParser | None) -> None:
-        """Give the host its Crawl-delay (capped), never below DOWNLOAD_DELAY, and one
-        connection (requests d apart, none overlapping); a robots.txt read again may lower
-        or drop it, and the slot gets its own settings back."""
+        """The host's Crawl-delay (capped) to the frontier, which keeps it: one request at a
+        time, that far from the end of each answer to the next start. A robots.txt read again
+        may lower or drop it."""
         asked = parser.crawl_delay(self.user_agent) if parser is not None else None
-        downloader = self.crawler.engine.downloader
-        key = downloader.get_slot_key(request)
-        base = self.crawler.settings.getfloat("DOWNLOAD_DELAY")
-        delay = min(float(asked), self.config.max_crawl_delay) if asked and asked > 0 else 0.0
-        if asked and asked > delay:
+        delay = min(float(asked), self.config.max_crawl_delay) if asked and asked > 0 else None
+        if asked and delay is not None and asked > delay:
             self._stats.inc_value("tianwang/robots/crawl_delay_capped")
-        if delay <= base and key not in self.delayed:
-            return
-        slot = downloader.slots.get(key)
-        if delay <= base:  # dropped: the slot's settings as they were before
-            own = self.delayed.pop(key)
-            downloader.per_slot_settings[key] = own
-            if slot is not None:
-                slot.delay = own.get("delay", base)
-                slot.jitter = own.get("jitter", slot.jitter)
-                slot.concurrency = own.get("concurrency", self._concurrency) or slot.concurrency
-            return
-        if key not in self.delayed:
-            self.delayed[key] = dict(downloader.per_slot_settings.get(key, {}))
+        if delay is not None:
             self._stats.inc_value("tianwang/robots/crawl_delay_hosts")
-        # In per_slot_settings too: a slot made later (or again, after Scrapy collected an
-        # idle one) gets it. No jitter: the delay is a floor, not an average.
-        downloader.per_slot_settings[key] = {
-            **self.delayed[key], "delay": delay, "jitter": 0, "concurrency": 1}
-        if slot is not None:
-            slot.delay, slot.jitter = delay, 0
-            if slot.concurrency:  # 0: paused by BackoffMiddleware, which gives it back
-                slot.concurrency = 1
-        self._stats.max_value("tianwang/robots/crawl_delay_max", delay)
-        self._restart_delay(request)  # from the end of robots.txt's answer
+            self._stats.max_value("tianwang/robots/crawl_delay_max", delay)
+        self.crawler.signals.send_catch_log(tw_signals.host_delay, key=self._slot_key(request),
+                                            seconds=delay)
 
     def _forget_oldest(self) -> None:
         """Keep at most HOSTS_KEPT hosts: a forgotten host's robots.txt is fetched again."""
         if len(self.hosts) <= HOSTS_KEPT:
             return
         for origin, robots in self.hosts.items():
-            if robots.waiters is None:
+            if not robots.fetching:
                 del self.hosts[origin]
                 return
 
@@ -346,7 +367,16 @@ def _text(user_agent: str | bytes) -> str:
     return user_agent.decode("latin-1") if isinstance(user_agent, bytes) else user_agent
 
 
-def _sleep(seconds: float) -> defer.Deferred:
+def _change_or_time(robots: HostRobots, until: float) -> defer.Deferred:
+    """What a request waits on with a scheduler that cannot keep it: the host's robots.txt
+    fetched, or the time it may be asked again."""
     from twisted.internet import reactor
 
-    return task.deferLater(reactor, seconds, lambda: None)
+    changed: defer.Deferred = defer.Deferred()
+    robots.changed.append(changed)
+    if until != math.inf:
+        later = reactor.callLater(max(0.0, until - time.monotonic()),
+                                  lambda: changed.called or changed.callback(None))
+        changed.addBoth(lambda result: (later.active() and later.cancel(), result)[1])
+    return changed
+
