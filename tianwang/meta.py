@@ -40,6 +40,11 @@ BACKOFF_PAUSES = "tianwang_backoff_pauses"
 # as it was, not as a new url of its host.
 QUEUED = "tianwang_queued"
 
+# Set by RobotsMiddleware and BackoffMiddleware on a request they send back to the frontier
+# to wait (robots.txt to come, a Retry-After): it was counted when it first came (the host's
+# page budget), not again.
+SENT_BACK = "tianwang_sent_back"
+
 # Scrapy's own keys (scrapy.core.downloader.Downloader.DOWNLOAD_SLOT, DepthMiddleware,
 # RedirectMiddleware).
 DOWNLOAD_SLOT = "download_slot"

@@ -68,6 +68,12 @@ class FrontierLimits:
                 self._hosts.add(host)
                 self.domain_hosts[domain] += 1
 
+    def readmitted(self, host: str) -> None:
+        """A request of `host` the frontier held before is back (sent back to wait): it
+        waits again, and counts once in its domain's budget."""
+        self.pending += 1
+        self.host_pending[host] += 1
+
     def left(self, host: str) -> None:
         """A request of `host` left the frontier (handed to the downloader)."""
         self.pending = max(0, self.pending - 1)

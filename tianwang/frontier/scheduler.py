@@ -481,7 +481,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         except OSError as error:
             self._log_failed(error)
             return False
-        self.limits.admitted(urlparse_cached(request).hostname or "")
+        self.limits.readmitted(urlparse_cached(request).hostname or "")
         if self.cash is not None:
             self.cash.add(item, None, cash)
         _weight, priority = clip(weight, request.priority)

@@ -120,6 +120,7 @@ class BackoffMiddleware:
             return response
         again = request.replace(dont_filter=True)  # the scheduler's filter saw it already
         again.meta[meta.BACKOFF_PAUSES] = pauses + 1
+        again.meta[meta.SENT_BACK] = True
         return again
 
     def pause(self, request: Request, seconds: float) -> None:

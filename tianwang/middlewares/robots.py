@@ -200,7 +200,9 @@ class RobotsMiddleware(RobotsTxtMiddleware):
             if self.sends_back:  # the frontier keeps it while its host waits
                 self._stats.inc_value("tianwang/robots/sent_back")
                 self._host_wait(request, verdict)
-                return request.replace(dont_filter=True)  # the frontier's filter saw it
+                again = request.replace(dont_filter=True)  # the frontier's filter saw it
+                again.meta[meta.SENT_BACK] = True
+                return again
             await self._wait(_change_or_time(robots, verdict))
         if robots.parser is not None and not robots.parser.allowed(request.url, self.user_agent):
             self._stats.inc_value("robotstxt/forbidden")

@@ -7,7 +7,8 @@ else stops them, so every request is checked before it is sent:
 - url_length: the url is longer than TIANWANG_MAX_URL_LENGTH characters;
 - repeated_path: a path segment, or a run of up to three, repeats more than
   TIANWANG_MAX_PATH_REPEATS times in a row;
-- host_budget: its host has already had TIANWANG_MAX_HOST_PAGES requests (per crawl process).
+- host_budget: its host has already had TIANWANG_MAX_HOST_PAGES requests (per crawl process;
+  a retry, or a request sent back to wait for robots.txt or a Retry-After, counts once).
 
 A refused request ends in IgnoreRequest, counted as tianwang/filter/<reason> and logged once
 per reason. Session ids in links are stripped by the spider (tianwang.urls.strip_session_ids).
@@ -24,6 +25,7 @@ from typing import Any
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 
+from tianwang import meta
 from tianwang import signals as tw_signals
 from tianwang.config import get_int
 from tianwang.urls import url_host
@@ -66,7 +68,8 @@ class TrapFilterMiddleware:
             self._refuse(request, "url_length")
         if self.repeats is not None and self.repeats.search(_path(url)):
             self._refuse(request, "repeated_path")
-        if self.max_host_pages and not request.meta.get("retry_times"):
+        if self.max_host_pages and not (request.meta.get("retry_times")
+                                        or request.meta.get(meta.SENT_BACK)):
             try:
                 host = url_host(url)
             except ValueError:
