@@ -11,22 +11,26 @@ This one, by RFC 9309 section 2.3.1:
 - a body that cannot be read at all (its Content-Encoding does not decode): unavailable;
 - 4xx (429 aside) and a redirect chain that never ends: no rules, every url allowed;
 - 429, 5xx or no answer at all (a network error): robots.txt is *unavailable*, which means
-  complete disallow. The host's requests wait (held here, never dropped at once) and
-  robots.txt is asked for again every TIANWANG_ROBOTS_RETRY_DELAY seconds; after
-  TIANWANG_ROBOTS_RETRIES further failures the waiting request is dropped (counted), and
-  later requests of the host only retry robots.txt once the retry delay has passed. A host
-  whose robots.txt was read before keeps those rules while it is unavailable (the RFC's
-  "cached copy"). The RFC lets a crawler assume "allow all" after a long unavailability
-  (30 days); a crawl never does here: a server that keeps failing is left alone.
+  complete disallow. The host's requests wait, never dropped at once, and robots.txt is
+  asked for again every TIANWANG_ROBOTS_RETRY_DELAY seconds; after TIANWANG_ROBOTS_RETRIES
+  further failures a request of the host is dropped (counted), and robots.txt is asked for
+  again once the retry delay has passed. A host whose robots.txt was read before keeps
+  those rules while it is unavailable (the RFC's "cached copy"). The RFC lets a crawler
+  assume "allow all" after a long unavailability (30 days); a crawl never does here: a
+  server that keeps failing is left alone.
 - Rules are kept TIANWANG_ROBOTS_TTL seconds (the RFC: at most 24 hours), then fetched
   again, so a crawl of days follows a site's changes to its robots.txt.
 
-`Crawl-delay` (for our user agent, else `*`) raises the host's download delay, capped at
-TIANWANG_MAX_CRAWL_DELAY, through the downloader's slot for the host (the hook
-AutoThrottle uses: `downloader.slots`, and `per_slot_settings` for a slot made later). The
-delay is exact there (no jitter), counts from the end of the host's last answer, and the
-host gets one connection, so the server sees its requests at least that far apart.
-The frontier skips hosts whose slot is full, so a slow host never holds back the others.
+Waiting costs the crawl nothing. A request of a host whose robots.txt is not read yet (or
+is unavailable) goes back to the frontier, which keeps the host's requests until it may be
+asked again (tianwang.signals.host_wait, then host_go once robots.txt is read): no request
+waits here holding one of the crawl's CONCURRENT_REQUESTS. The fetch runs beside the
+crawl, and the host sends nothing else meanwhile, so robots.txt keeps the host's delay too.
+With a scheduler other than tianwang's frontier, the request waits here instead.
+
+`Crawl-delay` (for our user agent, else `*`), capped at TIANWANG_MAX_CRAWL_DELAY, goes to
+the frontier (tianwang.signals.host_delay), which keeps it: one request at a time, that far
+from the end of the host's last answer to its next request.
 
 The parsed rules go out on Scrapy's `robots_parsed` signal as before; the parser sent has
 `sitemaps` (the `Sitemap:` lines), which the site spider reads when TIANWANG_SITEMAPS is on.
