@@ -2,6 +2,7 @@
 
     python bench/frontier.py [--requests 200000] [--rounds 5]
     python bench/frontier.py --pending 10000000      # RSS with 10 million pending (~10 min)
+    python bench/frontier.py --waiting 1000,10000,100000  # picks/s with most hosts waiting
 
 "Frontier alone" is the queue (FrontierQueue) and the request store, Request objects in
 and out: push n requests, then pop them all. Rates are per wall second and per CPU second of
@@ -262,13 +263,58 @@ def resume(directory: Path) -> None:
     log.close()
 
 
+def waiting_rate(hosts: int, per_host: int = 5, old: bool = False) -> float:
+    """Picks a CPU second when most hosts wait (their delay): each pick's host waits for the
+    next 90% of the hosts' worth of picks, so a tenth of them are ready at any time. The
+    ready-host queue is told which hosts wait (block, unblock); the queue before it (tests/
+    reference_queue.py, `old`) was asked of each host at each pick."""
+    from collections import deque
+
+    from tests.reference_queue import FrontierQueue as OldQueue
+
+    rng = random.Random(3)
+    kind = OldQueue if old else FrontierQueue
+    queue = kind(3, 1, seed=1, turns=16)
+    for item in range(hosts * per_host):
+        queue.push(item, (rng.randrange(4, 10), 0), item % hosts)
+    waits, blocked = deque(), bytearray(hosts)
+    hold = int(hosts * 0.9)
+    picks = hosts + min(hosts, 20_000)  # the first `hosts` picks, untimed, fill the waits
+    start = 0.0
+    for pick in range(picks):
+        if pick == hosts:
+            start = time.process_time()
+        while waits and waits[0][0] <= pick:
+            _, slot = waits.popleft()
+            blocked[slot] = 0
+            if not old:
+                queue.unblock(slot)
+        item = queue.pop(blocked.__getitem__) if old else queue.pop()
+        if item is None:
+            break
+        slot = item % hosts
+        blocked[slot] = 1
+        if not old:
+            queue.block(slot)
+        waits.append((pick + hold, slot))
+    return (picks - hosts) / (time.process_time() - start)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--pending", type=int, default=0, help="RSS run with this many pending")
     parser.add_argument("--resume", type=Path, help=argparse.SUPPRESS)  # pending_rss's child
+    parser.add_argument("--waiting", help="hosts, e.g. 1000,10000,100000: picks a CPU second "
+                        "with 90%% of them waiting, this queue against the one before it")
     args = parser.parse_args()
+    if args.waiting:
+        for hosts in map(int, args.waiting.split(",")):
+            new, old = waiting_rate(hosts), waiting_rate(hosts, old=True)
+            print(f"{hosts:>7,} hosts, 90% waiting: ready-host queue {new:9,.0f} picks per CPU "
+                  f"s, the queue before it {old:9,.0f} ({new / old:.1f}x)", flush=True)
+        return 0
     if args.resume:
         resume(args.resume)
         return 0
