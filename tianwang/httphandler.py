@@ -27,8 +27,8 @@ import asyncio
 import logging
 from typing import Any
 
-from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from scrapy import signals as scrapy_signals
+from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
