@@ -147,3 +147,24 @@ def test_refresh_spider_names_a_bad_setting(name: str, value: object, tmp_path: 
     crawler = project_crawler(TIANWANG_DATA_DIR=str(tmp_path), **{name: value})
     with pytest.raises(SettingError, match=name):
         RefreshSpider.from_crawler(crawler)
+
+
+# --- real pages: Debian's documentation trees, edited by script, served by nginx -----------
+
+def test_real_pages_edited_are_stored_again_and_unchanged_ones_never(tmp_path: Path) -> None:
+    """Six packages' html trees (Sphinx, Texinfo, DocBook; tests/realdocs.py), every page
+    with a clock, a visitor number and a rotating ad made by nginx at each request; crawled,
+    five pages a site edited as a person would (a sentence, a word added or removed,
+    anywhere in the body but the footer: link lists and sidebars included), every page
+    revisited. Judged from the stored records against the edit script's own list."""
+    from tests.realdocs import TEST_PACKAGES, run_change_detection
+
+    run = run_change_detection(tmp_path, TEST_PACKAGES, edits_per_site=5)
+    pages = [site.url(path) for site in run.sites for path in site.paths]
+    assert len(run.sites) == 6 and len(pages) > 150 and len(run.edited) >= 25
+    # every page was served twice with 200, so what was stored again is the crawler's call
+    assert sorted(f"http://{h}{u}" for h, u, s in run.served if s == 200) == sorted(pages * 2)
+    missed = {u: run.edited[u] for u in run.edited if run.stored.get(u) != 2}
+    assert missed == {}
+    again = [u for u in pages if u not in run.edited and run.stored.get(u) != 1]
+    assert again == []
