@@ -114,8 +114,13 @@ def doc_site(package: str) -> DocSite | None:
     index = Path(indexes[0])
     root = DOC_ROOT / index.relative_to(DOC_ROOT).parts[0]
     paths = sorted("/" + str(file.relative_to(root)) for file in _files(root)
-                   if file.suffix in (".html", ".htm"))
+                   if file.suffix in (".html", ".htm") and not _redirect(file))
     return DocSite(package, root, "/" + str(index.relative_to(root)), paths)
+
+
+def _redirect(file: Path) -> bool:
+    """A stub that sends the reader elsewhere (Texinfo's node aliases): not a page."""
+    return b'http-equiv="refresh"' in file.read_bytes()[:4096].lower()
 
 
 def _files(root: Path) -> Iterator[Path]:

@@ -12,8 +12,10 @@ import pytest
 
 from tests.conftest import scrapy_crawl, tianwang_cli
 from tests.truth import load_truth
-from tianwang.collection.homepage import depth, find_homepage, links_of, terms
+from tianwang.collection.homepage import depth, find_homepage, links_of, site_name, terms
+from tianwang.testweb.hiddenroot import HOME_PATHS
 from tianwang.testweb.launcher import TestWebProcess, write_seeds
+from tianwang.testweb.model import SyntheticWeb
 
 SEED, HOSTS, PAGES = 23, 12, 40
 
@@ -51,12 +53,20 @@ def test_the_web_has_sites_with_hidden_roots(crawled: dict) -> None:
 
 def test_the_homepage_of_each_site_whose_root_is_hidden(crawled: dict) -> None:
     found, homes = crawled["found"], crawled["homes"]
-    right = [host for host in crawled["hidden"] if found[host][1] == homes[host]]
+    web = SyntheticWeb(SEED, HOSTS, PAGES, hidden_roots=True)
+    signalled = set()
     for host in crawled["hidden"]:
         assert found[host][3] == "missing"  # the crawl never stored its /
-    # The homepage is what every sub-page links as 首页 and what the most of them link:
-    # PERS finds it on each such site, so the floor is all of them.
-    assert len(right) / len(crawled["hidden"]) == 1.0, {h: found[h] for h in crawled["hidden"]}
+        path = homes[host].removeprefix(f"http://{host}")
+        if path in HOME_PATHS or web.site(host).entries[homes[host]].anchor is None:
+            signalled.add(host)
+    # Where the site says "home" (its sub-pages link it as 首页, or its path holds a home
+    # word), PERS finds it on each such site. Where it says neither, only the linking
+    # sub-pages over depth are left, and the finder may miss (bench/homepage.py measures
+    # it on 23 such sites and on real ones).
+    assert signalled and len(signalled) < len(crawled["hidden"])  # both kinds on this web
+    right = {host for host in crawled["hidden"] if found[host][1] == homes[host]}
+    assert signalled <= right, {h: found[h] for h in signalled - right}
     assert (f"homepage: {len(crawled['homes'])} sites, {len(crawled['hidden'])} without their "
             "/ stored") in crawled["stderr"]
 
@@ -120,3 +130,30 @@ def test_bad_lambda_and_missing_dir(tmp_path: Path) -> None:
     assert run.returncode == 2 and "--lambda 1 must be in (0, 1)" in run.stderr
     run = tianwang_cli("hosts", "homepage", str(tmp_path / "no"))
     assert run.returncode == 1 and "no such directory" in run.stderr
+
+
+def test_a_site_names_its_homepage_by_its_name_and_index_may_be_another_page() -> None:
+    # A Sphinx tree: every page's title ends with the project's name; every page links the
+    # homepage by that name (the logo) and the general index as "Index"
+    title = "{} — Frob 2.1 documentation"
+    names = ("Install", "Usage", "API", "Changes")
+    pages = {f"{S}/html/{n.lower()}.html": [(f"{S}/html/index.html", "Frob 2.1"),
+                                            (f"{S}/html/genindex.html", "Index")]
+             for n in names}
+    pages[f"{S}/html/index.html"] = [(f"{S}/html/genindex.html", "Index")] + [
+        (f"{S}/html/{n.lower()}.html", n) for n in names]
+    pages[f"{S}/html/genindex.html"] = [(f"{S}/html/index.html", "Frob 2.1")]
+    titles = {url: title.format(url.rsplit("/", 1)[1].split(".")[0].title()) for url in pages}
+    assert site_name(titles.values()) == ["1", "2", "documentation", "frob"]
+    assert find_homepage("s.test", pages, titles=titles).homepage == f"{S}/html/index.html"
+    # without the site's name in the query, "index" is what the site calls it
+    assert (find_homepage("s.test", pages, titles=titles, without=("name",)).homepage
+            == f"{S}/html/genindex.html")
+
+
+def test_signals_left_out_on_the_command_line(crawled: dict) -> None:
+    run = tianwang_cli("hosts", "homepage", str(crawled["work"] / "data"), "--without",
+                       "anchor", "--without", "url")
+    assert run.returncode == 0, run.stderr
+    run = tianwang_cli("hosts", "homepage", str(crawled["work"] / "data"), "--without", "x")
+    assert run.returncode == 2 and "invalid choice: 'x'" in run.stderr

@@ -44,6 +44,9 @@ NAVIGATION_NAMES = re.compile(r"(^|[-_ ])(nav\w*|menu\w*|breadcrumbs?|sidebar)($
 SHORT_TEXT = 60  # characters: a link-free block this short is a label, not content
 LINK_DENSITY = 0.5  # share of a block's text inside links, above which it is navigation
 SPLIT_TEXT = 200  # characters: a container holding less is never split further
+# characters: a block named like boilerplate but holding more is a section of its own
+# (Sphinx names a section by its heading: "sponsoring-a-new-package", "date-formatting")
+NAMED_MAX = 300
 
 
 @dataclass
@@ -112,7 +115,7 @@ def _splittable(node: etree._Element) -> bool:
 
 def _named(node: etree._Element) -> bool:
     name = _name(node)
-    return bool(BOILERPLATE_NAMES.search(name) or NAVIGATION_NAMES.search(name))
+    return bool(named_boilerplate(name, node.text_content()) or NAVIGATION_NAMES.search(name))
 
 
 def _name(node: etree._Element) -> str:
@@ -134,7 +137,12 @@ def _kept(node: etree._Element) -> bool:
     the like, and not an ad or a clock nested in it (a page whose markup leaves a container
     open puts what follows inside it)."""
     return (isinstance(node.tag, str) and node.tag not in SKIPPED
-            and not BOILERPLATE_NAMES.search(_name(node)))
+            and not named_boilerplate(_name(node), node.text_content()))
+
+
+def named_boilerplate(name: str, text: str) -> bool:
+    """Named like an ad, a clock or a footer, and short as those are."""
+    return bool(BOILERPLATE_NAMES.search(name)) and len(text) <= NAMED_MAX
 
 
 def _collect(node: etree._Element, block: Block) -> None:
@@ -165,7 +173,7 @@ def _squash(text: str) -> str:
 
 def label(block: Block) -> str:
     """navigation, content or boilerplate (see the module's docstring)."""
-    if BOILERPLATE_NAMES.search(block.name):
+    if named_boilerplate(block.name, block.text):
         return "boilerplate"
     if NAVIGATION_NAMES.search(block.name):
         return "navigation"
@@ -193,7 +201,7 @@ def content_hash(blocks: list[Block]) -> str:
     """md5 (hex) of the text of every block not named as boilerplate, its volatile parts
     masked: the page's change detector (module docstring)."""
     text = "\n".join(volatile_masked(b.text) for b in blocks
-                     if not BOILERPLATE_NAMES.search(b.name))
+                     if not named_boilerplate(b.name, b.text))
     return hashlib.md5(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
