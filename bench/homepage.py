@@ -45,7 +45,10 @@ def crawl(work: Path, seeds: list[str], proxy: str, levels: int) -> Path:
     command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a",
                f"seeds={write_seeds(work / 'seeds.txt', seeds)}",
                "-s", f"TIANWANG_PROXY={proxy}", "-s", f"TIANWANG_DATA_DIR={work}/data",
-               "-s", f"TIANWANG_MAX_LEVELS={levels}", "-s", "LOG_LEVEL=WARNING"]
+               "-s", f"TIANWANG_MAX_LEVELS={levels}", "-s", "LOG_LEVEL=WARNING",
+               # the tests' politeness (tests/conftest.py): one local server, no delay
+               "-s", "DOWNLOAD_DELAY=0", "-s", "CONCURRENT_REQUESTS=32",
+               "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=4"]
     subprocess.run(command, cwd=work, env=ENV, check=True)
     return work / "data"
 
