@@ -24,7 +24,6 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import shutil
 import socket
 import subprocess
 import time
@@ -290,10 +289,6 @@ def edit_pages(site: DocSite, count: int, rng: Random) -> dict[str, str]:
                       for a in spot.iterancestors() if a.get("id") or a.get("class")), "body")
         done[path] = f"{kind} in <{spot.tag}> under {block}"
     return done
-
-
-def remove_tree(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
 
 
 # --- change detection on the edited trees --------------------------------------------------
