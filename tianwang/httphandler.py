@@ -77,7 +77,10 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
         self._tasks: set[asyncio.Task[Any]] = set()
         self.abandoning = False
         self._cancellable = is_asyncio_reactor_installed()
-        self.idle_timeout = get_seconds(crawler.settings, "TIANWANG_IDLE_TIMEOUT")
+        # None: the handler named in a project's DOWNLOAD_HANDLERS without the stack's settings
+        self.idle_timeout = (get_seconds(crawler.settings, "TIANWANG_IDLE_TIMEOUT")
+                             if crawler.settings.get("TIANWANG_IDLE_TIMEOUT") is not None
+                             else 0.0)
         self._watches: dict[Any, IdleWatch] = {}  # request -> its download's idle watch
         crawler.signals.connect(self.abandon, signal=signals.abandon_in_flight)
         if self.idle_timeout and self._cancellable:
