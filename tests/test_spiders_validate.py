@@ -166,7 +166,7 @@ def _log_of(log: Path, port: int) -> list[dict]:
 def test_idle_timeout_keeps_a_dripping_homepage_and_drops_a_silent_one(tmp_path: Path) -> None:
     """wget -T 3 -t 2 against three servers, judged from their access log: a homepage that
     trickles for longer than 3 s, never 3 s without a byte, is kept whole; a server that
-    accepts and says nothing is asked twice, 3 s apart at least; a refused connection is
+    accepts and says nothing is asked twice, about 3 s apart; a refused connection is
     asked once (what the crawl sent: a refused connection reaches no server's log)."""
     log = tmp_path / "access.jsonl"
     closed = socket.socket()
@@ -189,7 +189,9 @@ def test_idle_timeout_keeps_a_dripping_homepage_and_drops_a_silent_one(tmp_path:
     assert read_table(tmp_path / "d2") == [[drip, "12", "200", _md5(DRIP_BODY), drip]]
     asked = [line for line in _log_of(log, ports["silent"]) if line["event"] == "request"]
     assert len(asked) == ATTEMPTS
-    assert asked[1]["t"] - asked[0]["t"] >= IDLE  # the first try waited out its 3 s
+    # the first try waited out its 3 s (counted from the download's start, a little before
+    # the server logged the request it read)
+    assert asked[1]["t"] - asked[0]["t"] >= IDLE - 0.5
     sent = Counter(read_fetch_log(tmp_path / "sent.txt"))
     assert sent == {drip: 1, silent: ATTEMPTS, refused: 1}
     assert read_table(tmp_path / "d2.removed") == sorted(
