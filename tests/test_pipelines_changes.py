@@ -3,6 +3,7 @@ and the revisit plan's order (pure)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -162,8 +163,11 @@ def test_real_pages_edited_are_stored_again_and_unchanged_ones_never(tmp_path: P
     run = run_change_detection(tmp_path, TEST_PACKAGES, edits_per_site=5)
     pages = [site.url(path) for site in run.sites for path in site.paths]
     assert len(run.sites) == 6 and len(pages) > 150 and len(run.edited) >= 25
-    # every page was served twice with 200, so what was stored again is the crawler's call
-    assert sorted(f"http://{h}{u}" for h, u, s in run.served if s == 200) == sorted(pages * 2)
+    # every page was served with 200 at both visits (never a 304), so what was stored again
+    # is the crawler's call (a pooled connection's resend may log a url once more)
+    served = Counter(f"http://{h}{u}" for h, u, status in run.served if status == 200)
+    assert all(served[url] >= 2 for url in pages)
+    assert not [row for row in run.served if row[2] == 304]
     missed = {u: run.edited[u] for u in run.edited if run.stored.get(u) != 2}
     assert missed == {}
     again = [u for u in pages if u not in run.edited and run.stored.get(u) != 1]
