@@ -3,6 +3,7 @@
     python bench/changes.py [--seed 13] [--hosts 12] [--max-pages 60] [--learn-days 14]
                             [--days 14] [--budget 1.0]
     python bench/changes.py --estimators   # relative errors of the estimators, n = 20
+    python bench/changes.py --types [--seed 13]   # page types against the truth's roles
 
 1. Learning: a test web process (--changing) is visited once a simulated day for
    --learn-days days, every html page with a conditional GET over HTTP; a visit saw a change
@@ -69,6 +70,7 @@ class Page:
     digest: str | None = None
     links: tuple[str, ...] | None = None  # in-host block links at the last visit with a body
     entry: bool = False  # an entry page at some visit
+    seen: list[tuple[int, float | None]] | None = None  # (in-host links, new share) a visit
 
     @property
     def page_type(self) -> str:
@@ -114,6 +116,7 @@ class Client:
         links = in_host_links(page.url, block_links(blocks, page.url))
         share = new_link_share(links, page.links)
         page.entry |= is_entry(page.url, share, len(links), ENTRY_MIN_LINKS, ENTRY_NEW_SHARE)
+        page.seen = (page.seen or []) + [(len(links), share)]
         page.links = tuple(links)
         return changed
 
@@ -176,6 +179,41 @@ def _stale_since(changes, url: str, version: int, now: float) -> float:
     return changes.change_times(url, now)[version]
 
 
+def type_accuracy(args: argparse.Namespace) -> None:
+    """The classifier's types from the learning visits against the truth's roles (drawn
+    without its thresholds, testweb/changing.py), at its defaults and around them."""
+    web_args = (args.seed, args.hosts, args.max_pages)
+    model = SyntheticWeb(*web_args, changing=True)
+    truth = [r for r in model.truth(bodies=False) if r["blocks"] and r["robots_allowed"]]
+    with TestWebProcess(*web_args, extra_args=("--changing",)) as web:
+        pages = [Page(r["url"], r["charset"] or "utf-8", r["change_rate"]) for r in truth]
+        learn(web.address, pages, args.learn_days)
+    kinds = ("entry", "link", "stable")
+    print(f"seed {args.seed}, {args.hosts} hosts, {len(pages)} html pages ("
+          + ", ".join(f"{sum(r['page_type'] == k for r in truth)} {k}" for k in kinds)
+          + f"), {args.learn_days} daily visits")
+    print("| TIANWANG_ENTRY_MIN_LINKS | TIANWANG_ENTRY_NEW_SHARE | TIANWANG_LINK_PAGE_MIN_LINKS "
+          "| entry | link | stable | all |")
+    print("|---|---|---|---|---|---|---|")
+    for entry_min, share_min, link_min in [(20, 0.1, 10), (10, 0.1, 10), (5, 0.1, 10),
+                                           (40, 0.1, 10), (20, 0.05, 10), (20, 0.1, 5),
+                                           (20, 0.1, 20), (5, 0.1, 20)]:
+        found = []
+        for page in pages:
+            entry = any(is_entry(page.url, share, n, entry_min, share_min)
+                        for n, share in page.seen or [])
+            last = (page.seen or [(0, None)])[-1][0]
+            found.append("entry" if entry else "link" if last >= link_min else "stable")
+        cells = []
+        for kind in kinds:
+            of = [f == kind for f, r in zip(found, truth, strict=True) if r["page_type"] == kind]
+            cells.append(f"{sum(of)}/{len(of)} ({sum(of) / max(len(of), 1):.0%})")
+        right = sum(f == r["page_type"] for f, r in zip(found, truth, strict=True))
+        mark = "**" if (entry_min, share_min, link_min) == (20, 0.1, 10) else ""
+        print(f"| {mark}{entry_min}{mark} | {share_min:g} | {link_min} | " + " | ".join(cells)
+              + f" | {right / len(truth):.1%} |")
+
+
 def estimators(n: int = 20, histories: int = 2000, seed: int = 1) -> None:
     """Median relative error of the naive, bias-reduced and ML (uneven intervals) estimates
     for n visits, at rates from 0.1x to 5x the visit frequency, and pooled."""
@@ -218,7 +256,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="fetches a simulated day per page (default 1)")
     parser.add_argument("--estimators", action="store_true",
                         help="only the estimators' errors on simulated histories (no web)")
+    parser.add_argument("--types", action="store_true",
+                        help="only the page types against the truth (learning visits only)")
     args = parser.parse_args(argv)
+    if args.types:
+        type_accuracy(args)
+        return 0
     if args.estimators:
         estimators()
         return 0

@@ -44,6 +44,50 @@ def test_province_from_the_domain(host: str, expected: str) -> None:
     assert province_of(host) == expected
 
 
+# Real sites' host names and where their owners are (public record), none made for the rule.
+REAL_HOSTS = [
+    ("www.qingdaonews.com", "Shandong 山东"), ("www.hangzhou.gov.cn", "Zhejiang 浙江"),
+    ("www.wuhan.gov.cn", "Hubei 湖北"), ("www.chengdu.gov.cn", "Sichuan 四川"),
+    ("www.shanghaidaily.com", SHANGHAI), ("www.xiamen.gov.cn", "Fujian 福建"),
+    ("bj.58.com", BEIJING), ("sh.58.com", SHANGHAI), ("www.kunming.cn", "Yunnan 云南"),
+    ("www.jinan.gov.cn", "Shandong 山东"), ("www.nanjing.gov.cn", "Jiangsu 江苏"),
+    ("www.harbin.gov.cn", "Heilongjiang 黑龙江"), ("www.lanzhou.gov.cn", "Gansu 甘肃"),
+    ("www.hefei.gov.cn", "Anhui 安徽"), ("www.guilin.gov.cn", "Guangxi 广西"),
+    ("www.changsha.gov.cn", "Hunan 湖南"), ("www.guizhou.gov.cn", "Guizhou 贵州"),
+    ("sh.sina.com.cn", SHANGHAI), ("www.dalian.gov.cn", "Liaoning 辽宁"),
+    ("www.gz.gov.cn", GUANGDONG),  # Guangzhou's portal: gz is also Guizhou's code
+    ("www.suzhou.gov.cn", "Jiangsu 江苏"),  # a pinyin two prefectures share
+    ("www.sina.com.cn", BEIJING), ("www.pku.edu.cn", BEIJING), ("www.163.com", GUANGDONG),
+    ("www.zju.edu.cn", "Zhejiang 浙江"),
+]
+
+
+def test_real_host_names_are_placed_by_the_places_they_name_and_never_wrongly() -> None:
+    placed = {host: province_of(host) for host, _truth in REAL_HOSTS}
+    wrong = {h: placed[h] for h, truth in REAL_HOSTS if placed[h] not in (truth, OTHER)}
+    assert wrong == {}
+    assert sum(placed[h] != OTHER for h, _t in REAL_HOSTS) == 19  # of 25; by the domain
+    # rules alone (the CNNIC domains, the provinces' portals) 1, guizhou.gov.cn
+    assert sum(province_of(h, names=False) != OTHER for h, _t in REAL_HOSTS) == 1
+
+
+@pytest.mark.parametrize(("host", "expected"), [
+    ("qingdao17.com", "Shandong 山东"),  # a label's word between digits
+    ("www.beijing-hotel.com", BEIJING),  # and hyphens
+    ("www.dalianonline.net", "Liaoning 辽宁"),  # a place and a word sites add to it
+    ("www.shaanxi.gov.cn", "Shaanxi 陕西"), ("www.shanxinews.com", "Shanxi 山西"),
+    ("xn--1lq90ic7f1rc.cn", BEIJING),  # 北京大学.cn
+    ("www.bj.com.cn", OTHER),  # a code as the registered name says nothing
+    ("js.example.com", OTHER),  # a province code other than a municipality's: a script host
+    ("www.suzhou3.com", OTHER),  # Jiangsu's 苏州 or Anhui's 宿州
+    ("www.fuzhou3.com", "Fujian 福建"),  # Fujian's capital over Jiangxi's 抚州
+    ("www.xiangshan.com", OTHER),  # a word, not xian + something
+    ("www.changshan.com", OTHER),
+])
+def test_places_in_host_names(host: str, expected: str) -> None:
+    assert province_of(host) == expected
+
+
 def test_the_registry_wins_and_its_longest_domain_first() -> None:
     registry = parse_registry([
         "# registrants' provinces",

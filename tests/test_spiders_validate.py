@@ -13,6 +13,7 @@ from scrapy.settings import Settings
 
 from tests.conftest import scrapy_crawl
 from tests.fetchlog import fetch_log_settings, read_fetch_log, served_beyond_sent
+from tests.slow_server import DRIP_BODY, read_log, slow_servers
 from tianwang.config import SettingError
 from tianwang.spiders.validate import ValidateSpider, homepage
 
@@ -95,7 +96,8 @@ def test_settings_map_to_scrapys_own() -> None:
     settings = Settings()
     settings.setmodule("tianwang.default_settings", priority="project")
     ValidateSpider.update_settings(settings)
-    assert settings.getint("DOWNLOAD_TIMEOUT") == 20
+    assert settings.getint("TIANWANG_IDLE_TIMEOUT") == 20  # wget -T: seconds without a byte
+    assert settings.getint("DOWNLOAD_TIMEOUT") == 300  # the bound wget does not have
     assert settings.getint("RETRY_TIMES") == 1  # wget -t 2: one retry after the first try
     assert settings.getint("CONCURRENT_REQUESTS") == 200
     settings.set("TIANWANG_VALIDATE_TIMEOUT", 0, priority="cmdline")
@@ -152,6 +154,68 @@ def test_timeouts_and_refusals_are_recorded_not_dropped(tmp_path: Path,
     assert (tmp_path / "d2").read_text() == ""
     assert read_table(tmp_path / "d2.removed") == sorted(
         [site, "12", reason] for site, reason in sites.items())
+
+
+IDLE = 5  # seconds without a byte (wget's -T) in the slow servers' crawls: the dripped
+# homepage (a byte every 0.1 s) takes 8 s, and a loaded machine's stalls stay well below 5 s
+
+
+def _log_of(log: Path, port: int) -> list[dict]:
+    return [line for line in read_log(log) if line["port"] == port]
+
+
+def test_idle_timeout_keeps_a_dripping_homepage_and_drops_a_silent_one(tmp_path: Path) -> None:
+    """wget -T 5 -t 2 against three servers, judged from their access log: a homepage that
+    trickles for longer than 5 s, never 5 s without a byte, is kept whole; a server that
+    accepts and says nothing is asked twice, about 5 s apart; a refused connection is
+    asked once (what the crawl sent: a refused connection reaches no server's log)."""
+    log = tmp_path / "access.jsonl"
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, not listening: connections are refused
+    refused = f"http://127.0.0.1:{closed.getsockname()[1]}/"
+    with closed, slow_servers(log, "drip", "silent") as ports:
+        drip, silent = (f"http://127.0.0.1:{ports[m]}/" for m in ("drip", "silent"))
+        d1 = tmp_path / "d1"
+        d1.write_text("".join(f"{site}\t12\n" for site in sorted((drip, silent, refused))))
+        result = scrapy_crawl("validate", {"sites": str(d1), "out": str(tmp_path / "d2")},
+                              {"TIANWANG_VALIDATE_TIMEOUT": str(IDLE),
+                               "TIANWANG_VALIDATE_MAX_SECONDS": "120",
+                               **fetch_log_settings(tmp_path / "sent.txt")}, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    dripped = _log_of(log, ports["drip"])
+    [done] = [line for line in dripped if line["event"] == "done"]
+    # the test means something: the answer took longer than the idle timeout, no gap near it
+    assert done["seconds"] > IDLE and done["max_gap"] < IDLE / 2
+    assert [line["event"] for line in dripped] == ["request", "done"]  # asked once, kept
+    assert read_table(tmp_path / "d2") == [[drip, "12", "200", _md5(DRIP_BODY), drip]]
+    asked = [line for line in _log_of(log, ports["silent"]) if line["event"] == "request"]
+    assert len(asked) == ATTEMPTS
+    # the first try waited out its 5 s (counted from the download's start, a little before
+    # the server logged the request it read)
+    assert asked[1]["t"] - asked[0]["t"] >= IDLE - 0.5
+    sent = Counter(read_fetch_log(tmp_path / "sent.txt"))
+    assert sent == {drip: 1, silent: ATTEMPTS, refused: 1}
+    assert read_table(tmp_path / "d2.removed") == sorted(
+        [[silent, "12", "timeout"], [refused, "12", "refused"]])
+
+
+def test_a_homepage_that_never_ends_is_cut_by_the_whole_download_bound(tmp_path: Path) -> None:
+    """A trickle without end never trips the idle timeout: TIANWANG_VALIDATE_MAX_SECONDS
+    ends each try, and the site is removed as a timeout after two tries."""
+    log = tmp_path / "access.jsonl"
+    with slow_servers(log, "forever") as ports:
+        site = f"http://127.0.0.1:{ports['forever']}/"
+        d1 = tmp_path / "d1"
+        d1.write_text(f"{site}\t12\n")
+        result = scrapy_crawl("validate", {"sites": str(d1), "out": str(tmp_path / "d2")},
+                              {"TIANWANG_VALIDATE_TIMEOUT": str(IDLE),
+                               "TIANWANG_VALIDATE_MAX_SECONDS": "4"}, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    events = [line for line in _log_of(log, ports["forever"])]
+    assert [line["event"] for line in events if line["event"] == "request"] == ["request"] * 2
+    cut = [line for line in events if line["event"] == "cut"]
+    assert len(cut) == ATTEMPTS and all(line["seconds"] >= 4 for line in cut)
+    assert read_table(tmp_path / "d2.removed") == [[site, "12", "timeout"]]
 
 
 def test_a_crawl_that_did_not_finish_writes_nothing(tmp_path: Path,

@@ -150,6 +150,8 @@ DOWNLOAD_HANDLERS = {
     "http": "tianwang.httphandler.HTTPDownloadHandler",
     "https": "tianwang.tlshandler.TLSCheckDownloadHandler",
 }
+# Seconds a download may go without receiving a byte (wget's -T), 0 = no idle timeout.
+TIANWANG_IDLE_TIMEOUT = 0
 ITEM_PIPELINES = {
     # Change statistics before dedup: every visit is recorded, even of a page not stored
     # again; off unless TIANWANG_CHANGES (the refresh spider turns it on).
@@ -323,10 +325,13 @@ TIANWANG_REDIS_OUTAGE_SECONDS = 600
 TIANWANG_PROCESSES = 1
 
 # --- collection building: the validate spider, D1 -> D2 (issue 9; seed 004's wget -T 20 -t 2) ---
-# Seconds a homepage may take (sets DOWNLOAD_TIMEOUT for the validate spider).
+# Seconds a homepage may go without a byte, wget's -T (sets TIANWANG_IDLE_TIMEOUT for validate).
 TIANWANG_VALIDATE_TIMEOUT = 20
+# Seconds a homepage that keeps trickling may take in all (sets DOWNLOAD_TIMEOUT for validate).
+TIANWANG_VALIDATE_MAX_SECONDS = 300
 # Fetches of a homepage in all, the first included, as wget -t counts (seed 004: -t 2);
-# a failure or 5xx/408/429 answer is retried up to tries - 1 times (sets RETRY_TIMES).
+# a failure or 5xx/408/429 answer is retried up to tries - 1 times (sets RETRY_TIMES), a
+# refused connection or a name that does not resolve never (wget's fatal errors).
 TIANWANG_VALIDATE_TRIES = 2
 # Homepages fetched at once (sets CONCURRENT_REQUESTS for validate; seed 004 ran 200 threads).
 TIANWANG_VALIDATE_CONCURRENCY = 200

@@ -9,6 +9,14 @@ its request ends in Abandoned, an IgnoreRequest nobody logs or counts as the web
 The schedulers mark nothing done from that signal on, so the job fetches them again when it
 resumes. The https handler (tlshandler.py) is this one with its TLS policy.
 
+The same cancel gives an idle timeout, wget's `-T` (its read timeout): with
+TIANWANG_IDLE_TIMEOUT > 0, a download that receives no byte for that many seconds ends in
+DownloadTimeoutError, however long it has run, while one that keeps trickling goes on until
+DOWNLOAD_TIMEOUT (the bound on the whole download). The clock starts with the download (so
+it covers the connect and the wait for the status line, as one span where wget allows -T for
+each) and restarts at the headers and at every chunk of the body (Scrapy's headers_received
+and bytes_received signals).
+
 Cancelling needs the asyncio reactor (Scrapy's default); under another reactor the
 downloads are left to their timeout.
 """
@@ -19,11 +27,13 @@ import asyncio
 import logging
 from typing import Any
 
+from scrapy import signals as scrapy_signals
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
 from tianwang import signals
+from tianwang.config import get_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -35,13 +45,47 @@ class Abandoned(IgnoreRequest):
         super().__init__("given up: the crawl is closing")
 
 
+class IdleWatch:
+    """Cancels a download's task once `seconds` pass without `touch`: the timer is not moved
+    at each chunk, it looks at the last touch when it fires and sleeps for the rest."""
+
+    def __init__(self, task: asyncio.Task[Any], seconds: float) -> None:
+        self.task, self.seconds = task, seconds
+        self.loop = asyncio.get_running_loop()
+        self.last = self.loop.time()
+        self.fired = False
+        self.handle = self.loop.call_later(seconds, self._check)
+
+    def touch(self) -> None:
+        self.last = self.loop.time()
+
+    def _check(self) -> None:
+        left = self.last + self.seconds - self.loop.time()
+        if left > 0:
+            self.handle = self.loop.call_later(left, self._check)
+            return
+        self.fired = True
+        self.task.cancel()
+
+    def stop(self) -> None:
+        self.handle.cancel()
+
+
 class HTTPDownloadHandler(HTTP11DownloadHandler):
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.abandoning = False
         self._cancellable = is_asyncio_reactor_installed()
+        # None: the handler named in a project's DOWNLOAD_HANDLERS without the stack's settings
+        self.idle_timeout = (get_seconds(crawler.settings, "TIANWANG_IDLE_TIMEOUT")
+                             if crawler.settings.get("TIANWANG_IDLE_TIMEOUT") is not None
+                             else 0.0)
+        self._watches: dict[Any, IdleWatch] = {}  # request -> its download's idle watch
         crawler.signals.connect(self.abandon, signal=signals.abandon_in_flight)
+        if self.idle_timeout and self._cancellable:
+            crawler.signals.connect(self._received, signal=scrapy_signals.headers_received)
+            crawler.signals.connect(self._received, signal=scrapy_signals.bytes_received)
 
     async def download_request(self, request: Any) -> Any:
         if self.abandoning:
@@ -50,14 +94,28 @@ class HTTPDownloadHandler(HTTP11DownloadHandler):
             return await super().download_request(request)
         task = asyncio.ensure_future(super().download_request(request))
         self._tasks.add(task)
+        watch = IdleWatch(task, self.idle_timeout) if self.idle_timeout else None
+        if watch is not None:
+            self._watches[request] = watch
         try:
             return await task
         except asyncio.CancelledError:
             if task.cancelled() and self.abandoning:
                 raise Abandoned from None
+            if task.cancelled() and watch is not None and watch.fired:
+                raise DownloadTimeoutError(f"Getting {request.url} received no byte for "
+                                           f"{self.idle_timeout:g} seconds.") from None
             raise
         finally:
             self._tasks.discard(task)
+            if watch is not None:
+                watch.stop()
+                self._watches.pop(request, None)
+
+    def _received(self, request: Any, **_kwargs: Any) -> None:
+        watch = self._watches.get(request)
+        if watch is not None:
+            watch.touch()
 
     def abandon(self) -> None:
         """Cancel every download in flight (their connections are aborted), and any later one."""

@@ -11,9 +11,16 @@ labelled from its text and link density and from the names pages give such areas
 - navigation: mostly link text, or named nav/menu;
 - content: the rest, the text a reader came for.
 
-`content_hash` hashes the content blocks' text, so a page whose only change is a rotating
-ad or a clock keeps its hash; `block_links` gives the links of content and navigation blocks
-(boilerplate links, such as an ad's, are not the page's own).
+`content_hash` is what change detection compares between two visits: the text of every
+block but those named as boilerplate (ads, banners, clocks, counters, footers), with what
+changes on every visit masked: runs of digits (dates, times, counters, visitor numbers) and
+the names of weekdays, months and the hour's half (Monday, Nov, 星期三, 下午). So a sentence
+added anywhere a reader reads, in the content, in a link-heavy index page's introduction, in
+a sidebar or a list of links, is a change; a clock, a counter or a rotating ad is not. An
+edit that changes nothing but a number is not seen (a price, a version): the cost of not
+storing a page again at every visit because its clock moved. `block_links` gives the links
+of content and navigation blocks (boilerplate links, such as an ad's, are not the page's
+own).
 """
 
 from __future__ import annotations
@@ -37,6 +44,9 @@ NAVIGATION_NAMES = re.compile(r"(^|[-_ ])(nav\w*|menu\w*|breadcrumbs?|sidebar)($
 SHORT_TEXT = 60  # characters: a link-free block this short is a label, not content
 LINK_DENSITY = 0.5  # share of a block's text inside links, above which it is navigation
 SPLIT_TEXT = 200  # characters: a container holding less is never split further
+# characters: a block named like boilerplate but holding more is a section of its own
+# (Sphinx names a section by its heading: "sponsoring-a-new-package", "date-formatting")
+NAMED_MAX = 300
 
 
 @dataclass
@@ -105,7 +115,7 @@ def _splittable(node: etree._Element) -> bool:
 
 def _named(node: etree._Element) -> bool:
     name = _name(node)
-    return bool(BOILERPLATE_NAMES.search(name) or NAVIGATION_NAMES.search(name))
+    return bool(named_boilerplate(name, node.text_content()) or NAVIGATION_NAMES.search(name))
 
 
 def _name(node: etree._Element) -> str:
@@ -116,10 +126,23 @@ def _block_of(node: etree._Element) -> Block:
     block = Block(_name(node) or node.tag)
     _add_text(block, node.text)
     for child in node:
-        if isinstance(child.tag, str) and child.tag not in SKIPPED:
+        if _kept(child):
             _collect(child, block)
         _add_text(block, child.tail)
     return block
+
+
+def _kept(node: etree._Element) -> bool:
+    """Whether an element's text and links belong to the block around it: not a script or
+    the like, and not an ad or a clock nested in it (a page whose markup leaves a container
+    open puts what follows inside it)."""
+    return (isinstance(node.tag, str) and node.tag not in SKIPPED
+            and not named_boilerplate(_name(node), node.text_content()))
+
+
+def named_boilerplate(name: str, text: str) -> bool:
+    """Named like an ad, a clock or a footer, and short as those are."""
+    return bool(BOILERPLATE_NAMES.search(name)) and len(text) <= NAMED_MAX
 
 
 def _collect(node: etree._Element, block: Block) -> None:
@@ -133,7 +156,7 @@ def _collect(node: etree._Element, block: Block) -> None:
         return
     _add_text(block, node.text)
     for child in node:
-        if isinstance(child.tag, str) and child.tag not in SKIPPED:
+        if _kept(child):
             _collect(child, block)
         _add_text(block, child.tail)
 
@@ -150,7 +173,7 @@ def _squash(text: str) -> str:
 
 def label(block: Block) -> str:
     """navigation, content or boilerplate (see the module's docstring)."""
-    if BOILERPLATE_NAMES.search(block.name):
+    if named_boilerplate(block.name, block.text):
         return "boilerplate"
     if NAVIGATION_NAMES.search(block.name):
         return "navigation"
@@ -161,9 +184,24 @@ def label(block: Block) -> str:
     return "content"
 
 
+_DIGITS = re.compile(r"\d+")
+_CALENDAR = re.compile(
+    r"\b(mon|tues?|wed(nes)?|thu(rs)?|fri|sat(ur)?|sun)(day)?\b|"
+    r"\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sept?(ember)?|"
+    r"oct(ober)?|nov(ember)?|dec(ember)?)\b|\b[ap]\.?m\.?\b|"
+    r"(星期|礼拜|周)[一二三四五六日天]|[上下]午", re.I)
+
+
+def volatile_masked(text: str) -> str:
+    """The text with what changes on every visit masked (module docstring)."""
+    return _CALENDAR.sub("~", _DIGITS.sub("0", text))
+
+
 def content_hash(blocks: list[Block]) -> str:
-    """md5 (hex) of the content blocks' text: blind to boilerplate and navigation."""
-    text = "\n".join(b.text for b in blocks if b.label == "content")
+    """md5 (hex) of the text of every block not named as boilerplate, its volatile parts
+    masked: the page's change detector (module docstring)."""
+    text = "\n".join(volatile_masked(b.text) for b in blocks
+                     if not named_boilerplate(b.name, b.text))
     return hashlib.md5(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

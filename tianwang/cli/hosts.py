@@ -225,6 +225,9 @@ def register_homepage(subparsers: Any) -> None:
     parser.add_argument("--lambda", dest="lam", type=float, default=homepages.LAMBDA,
                         help="the document model's weight in the mix "
                              f"(default {homepages.LAMBDA})")
+    parser.add_argument("--without", action="append", default=[], choices=homepages.SIGNALS,
+                        metavar="SIGNAL", help="leave a signal out, to measure what it brings "
+                        f"(repeatable; one of {', '.join(homepages.SIGNALS)})")
     parser.set_defaults(func=cmd_homepage)
 
 
@@ -238,7 +241,7 @@ def cmd_homepage(args: argparse.Namespace) -> int:
         print(f"tianwang hosts homepage: {tree}: no such directory", file=sys.stderr)
         return 1
     try:
-        found = homepages.find_all(tree, args.lam)
+        found = homepages.find_all(tree, args.lam, args.without)
     except RecordError as exc:
         print(f"tianwang hosts homepage: damaged record file: {exc}", file=sys.stderr)
         return 1

@@ -16,8 +16,12 @@ What each symbol is, as the paper leaves it open, is decided here:
   dead `/`, is no candidate). Its text is what the site's sub-pages say of it: the anchor
   texts of their links to it, and the words of its own url path (index, main, default...).
 - T1..Tn, the query: the words a site calls its homepage by (HOME_WORDS: 首页, 主页, home,
-  index, main, ...), those of them the site uses at all; Chinese text is cut into character
-  bigrams, the usual unit of Chinese retrieval, so 返回首页 holds 首页.
+  index, main, ...), those of them the site uses at all, and the site's name: the terms in
+  the titles of at least half its pages ("Flask Documentation (2.2.x)" on every page of a
+  Sphinx tree), since a site links its homepage by its name (a logo, a breadcrumb's first
+  step) as often as by 首页; the query of TREC's homepage finding is the site's name too.
+  Chinese text is cut into character bigrams, the usual unit of Chinese retrieval, so
+  返回首页 holds 首页.
 - C, the collection: the site's candidates together (P(T|C): how common the word is on the
   site), lambda = 0.5.
 - P(D), the prior: the related sub-pages, the site's pages linking to D (one each), over the
@@ -27,6 +31,17 @@ What each symbol is, as the paper leaves it open, is decided here:
   says otherwise.
 
 A site's answer is its candidate of highest score; ties go to the shorter url.
+
+The seed finds the homepage "from its related sub-pages ranked lower" in a retrieval: a
+query's best matches by content are sub-pages, not the homepage, so the homepage is what the
+sub-pages, all of them down the list, point to. Here that is the whole model: D's text is
+what every sub-page linking it says of it, and its prior is how many do; no page is ranked
+by its own content.
+
+Each piece of evidence can be left out (`--without`, for measuring what each brings):
+anchor (the anchor texts in D's text), url (the words of the url path), name (the site's
+name terms in the query), links (the linking sub-pages in the prior), depth (the url's depth
+in the prior), root (the root prior).
 
 Output, one line per site (`--out FILE` written whole, else stdout), sorted:
 `<host>\\t<homepage>\\t<log score>\\t<root>` where root is `ok` when the site's `/` was
@@ -53,6 +68,9 @@ from tianwang.urls import url_type
 LAMBDA = 0.5
 ROOT_PRIOR = 10.0
 HOME_WORDS = ("首页", "主页", "home", "homepage", "index", "main", "default", "portal")
+SIGNALS = ("anchor", "url", "name", "links", "depth", "root")
+NAME_SHARE = 0.5  # a term in the titles of at least this share of a site's pages names it
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.I | re.S)
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
 _CHARSET = re.compile(r"charset=([\w-]+)", re.I)
@@ -110,25 +128,46 @@ class Found:
     candidates: int
 
 
+def site_name(titles: Iterable[str]) -> list[str]:
+    """The terms in the titles of at least NAME_SHARE of a site's pages (two pages or more)."""
+    titles = list(titles)
+    counts: Counter[str] = Counter()
+    for title in titles:
+        counts.update(set(terms(title)))
+    need = max(2, math.ceil(NAME_SHARE * len(titles)))
+    return sorted(t for t, n in counts.items() if n >= need)
+
+
 def find_homepage(host: str, pages: dict[str, list[tuple[str, str]]],
-                  lam: float = LAMBDA) -> Found:
-    """PERS on one site: `pages` maps each stored url of the host to its links."""
-    text: dict[str, Counter[str]] = {url: Counter(url_terms(url)) for url in pages}
+                  lam: float = LAMBDA, titles: dict[str, str] | None = None,
+                  without: Iterable[str] = ()) -> Found:
+    """PERS on one site: `pages` maps each stored url of the host to its links, `titles` to
+    its title; `without` names the signals left out (SIGNALS)."""
+    off = frozenset(without)
+    text: dict[str, Counter[str]] = {
+        url: Counter(url_terms(url) if "url" not in off else ()) for url in pages}
     linking: defaultdict[str, set[str]] = defaultdict(set)
     for source, links in pages.items():
         for target, anchor in links:
             if target in text and target != source:
-                text[target].update(terms(anchor))
+                if "anchor" not in off:
+                    text[target].update(terms(anchor))
                 linking[target].add(source)
     collection: Counter[str] = Counter()
     for counts in text.values():
         collection.update(counts)
     total = sum(collection.values()) or 1
-    query = [t for t in QUERY if collection[t]]
+    words = list(QUERY)
+    if "name" not in off and titles:
+        words += [t for t in site_name(titles.values()) if t not in words]
+    query = [t for t in words if collection[t]]
 
     def score(url: str) -> float:
-        prior = math.log((1 + len(linking[url])) / (1 + depth(url)))
-        prior += math.log(ROOT_PRIOR) if url_type(url) == "root" else 0.0
+        related = len(linking[url]) if "links" not in off else 0
+        deep = depth(url) if "depth" not in off else 0
+        prior = math.log((1 + related) / (1 + deep))
+        if "root" not in off and url_type(url) == "root":
+            prior += math.log(ROOT_PRIOR)
         counts, size = text[url], sum(text[url].values()) or 1
         return prior + sum(math.log((1 - lam) * collection[t] / total + lam * counts[t] / size)
                            for t in query)
@@ -139,11 +178,13 @@ def find_homepage(host: str, pages: dict[str, list[tuple[str, str]]],
     return Found(host, url, -best, root in pages, len(pages))
 
 
-def site_pages(tree: Path) -> Iterator[tuple[str, dict[str, list[tuple[str, str]]]]]:
-    """Each host directory's stored html pages (200) and their links; a link to a url that
-    redirected (a record's origin) counts for the page it led to."""
+def site_pages(tree: Path) -> Iterator[tuple[str, dict[str, list[tuple[str, str]]],
+                                             dict[str, str]]]:
+    """Each host directory's stored html pages (200), their links and their titles; a link
+    to a url that redirected (a record's origin) counts for the page it led to."""
     for path in record_files(tree):
         pages: dict[str, list[tuple[str, str]]] = {}
+        titles: dict[str, str] = {}
         moved: dict[str, str] = {}
         host = ""
         for record in iter_records(path):
@@ -158,15 +199,27 @@ def site_pages(tree: Path) -> Iterator[tuple[str, dict[str, list[tuple[str, str]
                 continue
             host = host or (urlsplit(record.url).hostname or "")
             found = _CHARSET.search(kind)
-            pages[record.url] = links_of(record.url, message.body, found[1] if found else None)
+            charset = found[1] if found else None
+            pages[record.url] = links_of(record.url, message.body, charset)
+            titles[record.url] = title_of(message.body, charset)
         if pages:
             yield host, {url: [(moved.get(t, t), text) for t, text in links]
-                         for url, links in pages.items()}
+                         for url, links in pages.items()}, titles
 
 
-def find_all(tree: Path, lam: float = LAMBDA) -> list[Found]:
-    return sorted((find_homepage(host, pages, lam) for host, pages in site_pages(tree)),
-                  key=lambda f: f.host)
+def title_of(body: bytes, charset: str | None) -> str:
+    found = _TITLE.search(body[:65536])
+    if not found:
+        return ""
+    try:
+        return found[1].decode(charset or "utf-8", "replace")
+    except LookupError:
+        return found[1].decode("utf-8", "replace")
+
+
+def find_all(tree: Path, lam: float = LAMBDA, without: Iterable[str] = ()) -> list[Found]:
+    return sorted((find_homepage(host, pages, lam, titles, without)
+                   for host, pages, titles in site_pages(tree)), key=lambda f: f.host)
 
 
 def lines(found: Iterable[Found], missing_only: bool) -> list[str]:

@@ -3,10 +3,22 @@
     scrapy crawl validate -a sites=D1 -a out=D2 [-a removed=D2.removed]
 
 Reads a site list (`<site>\\t<pages>`, more columns ignored), asks each site's homepage once,
-as `wget -T 20 -t 2` did: TIANWANG_VALIDATE_TIMEOUT seconds, TIANWANG_VALIDATE_TRIES attempts
-in all, TIANWANG_VALIDATE_CONCURRENCY at once (tianwang/default_settings.py; they set
-DOWNLOAD_TIMEOUT, RETRY_TIMES = tries - 1 and CONCURRENT_REQUESTS at spider priority, so a
-Scrapy setting given with -s still wins).
+as `wget -T 20 -t 2` did: TIANWANG_VALIDATE_TIMEOUT seconds without a byte, TIANWANG_VALIDATE_TRIES
+attempts in all, TIANWANG_VALIDATE_CONCURRENCY at once (tianwang/default_settings.py; they set
+TIANWANG_IDLE_TIMEOUT, RETRY_TIMES = tries - 1 and CONCURRENT_REQUESTS at spider priority, so
+a setting given with -s still wins).
+
+wget's `-T` is its read timeout (and its connect and DNS timeouts): the time without a byte,
+not the time a page may take. A homepage that trickles for a minute a byte a second is live to
+wget and is kept here (the download handler's idle timeout, tianwang/httphandler.py); a server
+that accepts and says nothing is dropped after -T. wget has no bound on the whole download; a
+crawl must have one, so a homepage still trickling after TIANWANG_VALIDATE_MAX_SECONDS ends as
+a timeout too (DOWNLOAD_TIMEOUT; Heritrix's default is 20 s idle in 1200 s).
+
+wget does not try again after its fatal errors, "connection refused" and a host name that does
+not resolve, and neither does this spider (RETRY_EXCEPTIONS below): a refused connection is
+asked once. Timeouts, lost connections and the retried answers (RETRY_HTTP_CODES) get the
+second try.
 
 wget's `-t` is "number of tries", the first one included, and seed 004's own arithmetic (a dead
 host costs at least 40 s at -T 20) agrees: two attempts in all, one retry. The old
@@ -48,7 +60,6 @@ from scrapy.exceptions import (
     ResponseDataLossError,
 )
 from scrapy.http import Response
-from scrapy.settings import default_settings
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet import error
 from twisted.python.failure import Failure
@@ -68,10 +79,26 @@ ERROR_STATUSES = list(range(400, 600))
 # (Scrapy setting, tianwang setting, smallest sensible value, what to add): RETRY_TIMES counts
 # retries after the first fetch, TIANWANG_VALIDATE_TRIES all fetches (wget -t).
 MAPPED = (
-    ("DOWNLOAD_TIMEOUT", "TIANWANG_VALIDATE_TIMEOUT", 1, 0),
+    ("TIANWANG_IDLE_TIMEOUT", "TIANWANG_VALIDATE_TIMEOUT", 1, 0),
+    ("DOWNLOAD_TIMEOUT", "TIANWANG_VALIDATE_MAX_SECONDS", 1, 0),
     ("RETRY_TIMES", "TIANWANG_VALIDATE_TRIES", 1, -1),
     ("CONCURRENT_REQUESTS", "TIANWANG_VALIDATE_CONCURRENCY", 1, 0),
 )
+# What wget tries again: Scrapy's list less what wget takes for fatal, the refused connection
+# (ConnectError is its base class, so the other connect errors are named) and the name that
+# does not resolve (twisted's DNSLookupError is an OSError, so OSError is left out too).
+RETRY_EXCEPTIONS = [
+    "scrapy.exceptions.DownloadFailedError",
+    "scrapy.exceptions.DownloadTimeoutError",
+    "scrapy.exceptions.ResponseDataLossError",
+    "twisted.internet.error.ConnectionDone",
+    "twisted.internet.error.ConnectionLost",
+    "twisted.internet.error.TimeoutError",
+    "twisted.internet.error.TCPTimedOutError",
+    "twisted.internet.error.NoRouteError",
+    "twisted.internet.error.ConnectingCancelledError",
+    "scrapy.core.downloader.handlers.http11.TunnelError",
+]
 # Exceptions a fetch ends with, and the reason written for them (first match wins).
 # Scrapy 2.19's download handlers raise its own exceptions; twisted's are kept for others.
 ERRORS = (
@@ -102,9 +129,9 @@ class ValidateSpider(Spider):
         "HTTPCACHE_ENABLED": False,
         "DOWNLOAD_MAXSIZE": 10 * 1024 * 1024,  # a homepage beyond it counts as an error
         "RETRY_GIVE_UP_LOG_LEVEL": "DEBUG",  # every unreachable site would log one line
-        # wget -t 2 tries a timed-out homepage again: Scrapy's list, timeouts included (the
-        # project leaves them out for the site crawl, issue 16).
-        "RETRY_EXCEPTIONS": default_settings.RETRY_EXCEPTIONS,
+        # wget -t 2 tries a timed-out homepage again (the project leaves timeouts out for
+        # the site crawl), never a refused connection nor a name that does not resolve.
+        "RETRY_EXCEPTIONS": RETRY_EXCEPTIONS,
     }
     sites: dict[str, int]
 

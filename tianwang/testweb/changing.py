@@ -8,8 +8,9 @@ page serves is a function of the seed and the clock alone:
   (`change_rate`, changes a day): NEVER_SHARE of them never, the rest from 0.02 to 4 a day;
   a change rewrites the page's content block (`<div id="update">`);
 - hubs (homepages and directory pages at `/name/`) change 2 to 6 times a day, and each
-  change also adds NEW_PER_CHANGE links to new pages (`new<k>.html` beside the hub) at the
-  head of their `<div id="latest">` list of the LATEST newest: the pages a crawl must find;
+  change also adds links to new pages (`new<k>.html` beside the hub) at the head of their
+  `<div id="latest">` list of the newest: the pages a crawl must find. How long the list is
+  (3 to 40) and how many new pages a change adds (1 to 8) is each hub's own draw;
 - AD_SHARE of the pages carry a rotating ad (`<div class="ad">`) that changes every
   AD_PERIOD seconds: boilerplate, not a change of the page;
 - answers carry Date (the clock), ETag (of the bytes) and Last-Modified (the last change of
@@ -19,12 +20,17 @@ truth() marks each page's rate, whether it is a hub or rotates an ad, and its bl
 (`blocks`: element id -> navigation, content or boilerplate; `text` is the running text
 directly under <body>). Bodies in the truth are those at the clock's start.
 
-It also marks each html page's type as seed 001 names them (`page_type`): "entry" for a hub
-(type 1: few, changing, made of links, where the site's new pages show), "link" for another
-page with LINK_PAGE_LINKS or more distinct in-host links (type 3: many links, none to the
-newest pages, which only hubs list), "stable" for the rest (type 2: the pages that are what
-the site says; here NEVER_SHARE of them never change and the rest rewrite their content block
-now and then, a change the seed calls small against the page's value).
+It also marks each html page's type as seed 001 names them (`page_type`), by the role the
+page was drawn for, never by a count the classifier uses: "entry" for a hub (type 1: few,
+changing, made of links, where the site's new pages show), "link" for a page drawn
+(LINK_ROLE_SHARE of the others) to carry a list of links to the site's existing pages in a
+`<div id="list">`, 4 to 80 of them, never new ones (type 3: many links, none to the newest
+pages), "stable" for the rest (type 2: the pages that are what the site says, whatever links
+the site's structure gives them; NEVER_SHARE of them never change and the rest rewrite their
+content block now and then, a change the seed calls small against the page's value). The
+ranges are drawn independently of the classifier's settings (TIANWANG_ENTRY_MIN_LINKS,
+TIANWANG_ENTRY_NEW_SHARE, TIANWANG_LINK_PAGE_MIN_LINKS), so its accuracy is measured, not
+built in.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import zlib
 from email.utils import formatdate, parsedate_to_datetime
 from random import Random
 from typing import TYPE_CHECKING, Any
@@ -51,10 +58,11 @@ RATE_RANGE = (0.02, 4.0)  # changes a day of the other pages, log-uniform
 HUB_RATE_RANGE = (2.0, 6.0)  # changes a day of hubs
 AD_SHARE = 0.3  # pages with a rotating ad
 AD_PERIOD = 3600  # seconds between two ads
-LATEST = 20  # links in a hub's list of newest pages
-NEW_PER_CHANGE = 5  # new pages a hub's change links
+LATEST_RANGE = (3, 40)  # links in a hub's list of newest pages, log-uniform, a hub's own
+NEW_RANGE = (1, 8)  # new pages a hub's change links, uniform, a hub's own
+LINK_ROLE_SHARE = 0.15  # of the non-hub pages: link pages (type 3)
+LIST_RANGE = (4, 80)  # links in a link page's list, log-uniform
 CONTROL_PATH = "/_testweb/clock"
-LINK_PAGE_LINKS = 10  # distinct in-host links that make a non-hub page a link page (type 3)
 _NEW_PAGE = re.compile(r"^((?:/[^/?]+)?/)new(\d+)\.html$")
 _HUB_PATH = re.compile(r"^/(?:[^/?]+/)?$")
 
@@ -67,6 +75,7 @@ class Changes:
         self.now = CLOCK_START
         self._events: dict[str, list[float]] = {}
         self._draws: dict[str, tuple[float, bool, bool]] = {}
+        self._lists: dict[str, list[str]] = {}
 
     # -- the clock ---------------------------------------------------------------------------
 
@@ -97,6 +106,34 @@ class Changes:
             entry = self._entry(url)
             found = self._draws[url] = _draw(self.seed, entry) if entry else (0.0, False, False)
         return found
+
+    def hub_shape(self, url: str) -> tuple[int, int]:
+        """(links in the hub's list of newest pages, new pages a change adds)."""
+        rng = Random(f"{self.seed}:hub-shape:{url}")
+        low, high = LATEST_RANGE
+        latest = int(round(math.exp(rng.uniform(math.log(low), math.log(high)))))
+        return latest, rng.randint(*NEW_RANGE)
+
+    def link_list(self, url: str) -> list[str]:
+        """The in-host pages a link page (type 3) lists; [] for every other page."""
+        found = self._lists.get(url)
+        if found is None:
+            found = self._lists[url] = self._draw_list(url)
+        return found
+
+    def _draw_list(self, url: str) -> list[str]:
+        entry = self._entry(url)
+        if entry is None or self.profile(url)[1]:
+            return []
+        rng = Random(f"{self.seed}:link-role:{url}")
+        if rng.random() >= LINK_ROLE_SHARE:
+            return []
+        site = self.web.site(urlsplit(url).hostname or "")
+        pages = sorted(u for u, e in site.entries.items()
+                       if u != url and e.kind == "html" and e.status == 200)
+        low, high = LIST_RANGE
+        count = int(round(math.exp(rng.uniform(math.log(low), math.log(high)))))
+        return rng.sample(pages, min(count, len(pages)))
 
     def _entry(self, url: str) -> Entry | None:
         host = urlsplit(url).hostname or ""
@@ -170,7 +207,9 @@ class Changes:
         version = self.version(url, at)
         update = _update_block(url, version)
         if hub:
-            update += _latest_block(url, version)
+            update += _latest_block(url, version, *self.hub_shape(url))
+        elif self.link_list(url):
+            update += _list_block(entry.url, self.link_list(url))
         if ad:
             body = body.replace(b"<h1>", _ad_block(at).encode(charset) + b"<h1>", 1)
         return body.replace(b'<div id="footer">', update.encode(charset) + b'<div id="footer">', 1)
@@ -184,7 +223,8 @@ class Changes:
         hub = f"http://{parts.hostname}{match.group(1)}"
         if not self.profile(hub)[1]:
             return None
-        if int(match.group(2)) > LATEST + NEW_PER_CHANGE * self.version(hub, at):
+        latest, per_change = self.hub_shape(hub)
+        if int(match.group(2)) > latest + per_change * self.version(hub, at):
             return None  # not yet linked: the model's own 404
         entry = self._entry(hub)
         charset = entry.charset if entry and entry.charset else "utf-8"
@@ -208,10 +248,9 @@ class Changes:
                    "page_type": None}
         if self._entry(record["url"]) is None:
             return record
-        host = urlsplit(record["url"]).hostname
-        in_host = {u for u in record["links"] if urlsplit(u).hostname == host}
-        record["page_type"] = ("entry" if hub else
-                               "link" if len(in_host) >= LINK_PAGE_LINKS else "stable")
+        listed = self.link_list(record["url"])
+        record["links"] = list(record["links"]) + listed
+        record["page_type"] = "entry" if hub else "link" if listed else "stable"
         body = self.served(record["url"], CLOCK_START).body
         blocks = {"text": "content", "update": "content", "footer": "boilerplate"}
         if b'<div id="nav"></div>' not in body:
@@ -220,6 +259,8 @@ class Changes:
             blocks["links"] = "navigation"
         if hub:
             blocks["latest"] = "navigation"
+        if listed:
+            blocks["list"] = "navigation"
         if ad:
             blocks["ad"] = "boilerplate"
         record["blocks"] = blocks
@@ -262,13 +303,20 @@ def _update_block(url: str, version: int) -> str:
     return f'<div id="update">{stamp}{"".join(f"<p>{p}</p>" for p in paragraphs)}</div>\n'
 
 
-def _latest_block(url: str, version: int) -> str:
-    newest = LATEST + NEW_PER_CHANGE * version
+def _latest_block(url: str, version: int, latest: int, per_change: int) -> str:
+    newest = latest + per_change * version
     items = "".join(
         f'<li><a href="new{k}.html">{ANCHOR_TEXTS[k % len(ANCHOR_TEXTS)]}</a></li>'
-        for k in range(newest, newest - LATEST, -1)
+        for k in range(newest, newest - latest, -1)
     )
     return f'<div id="latest"><ul>{items}</ul></div>\n'
+
+
+def _list_block(url: str, targets: list[str]) -> str:
+    items = "".join(
+        f'<li><a href="{target}">{ANCHOR_TEXTS[zlib.crc32(target.encode()) % len(ANCHOR_TEXTS)]}'
+        "</a></li>" for target in targets)
+    return f'<div id="list"><ul>{items}</ul></div>\n'
 
 
 def _with_validators(base: Response, body: bytes, modified: float) -> Response:

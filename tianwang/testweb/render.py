@@ -163,7 +163,9 @@ def _anchor(site: Site, entry: Entry, rng: Draws, base: str, url: str) -> str:
         href += "#" + FRAGMENTS[(bits >> 25) % len(FRAGMENTS)]
     href = href.replace("&", "&amp;")
     target = site.entries.get(url)
-    if url == base + "/" or (target is not None and target.kind == "home"):  # hiddenroot.py
+    if target is not None and target.anchor is not None:  # hiddenroot.py
+        return f'<a href="{href}">{target.anchor}</a>'
+    if url == base + "/" or (target is not None and target.kind == "home"):
         return f'<a href="{href}">首页</a>'
     if target is not None and target.kind == "image":
         return f'<a href="{href}"><img src="{href}" alt="{text}"></a>'

@@ -43,6 +43,7 @@ class Entry:
     seed: int = 0
     robots_allowed: bool = True
     distance: int | None = None  # in-host link distance from the homepage
+    anchor: str | None = None  # the text of every link to it, when not the usual (hiddenroot.py)
 
 
 @dataclass(slots=True)
