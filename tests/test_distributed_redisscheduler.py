@@ -113,6 +113,7 @@ def test_a_link_from_another_host_raises_a_url_queued_in_redis(
         ("TIANWANG_NODE_NAME", "a b"),
         ("TIANWANG_REDIS_OUTAGE_SECONDS", -1),
         ("TIANWANG_REDIS_WINDOW", "big"),
+        ("TIANWANG_HOST_TURNS", 32),  # more than the shared queue's score has room for
     ],
 )
 def test_a_bad_distributed_setting_is_refused_by_name(

@@ -9,11 +9,12 @@ from functools import partial
 from typing import Any
 
 from tianwang.config import SettingError, get_int, get_str_list
+from tianwang.order import MAX_FIRST
 from tianwang.urls import url_weight
 
 # A host's first requests that go before the weights, at most (TIANWANG_HOST_FIRST): the
-# shared frontier's score has 4 bits for their turn.
-MAX_HOST_FIRST = 16
+# shared frontier's score has 4 bits for their turn (tianwang/order.py).
+MAX_HOST_FIRST = MAX_FIRST
 
 
 @dataclass(frozen=True)

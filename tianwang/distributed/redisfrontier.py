@@ -49,6 +49,7 @@ from __future__ import annotations
 import itertools
 import marshal
 import math
+import struct
 import time
 import zlib
 from collections import deque
@@ -63,15 +64,12 @@ from redis.exceptions import NoScriptError, RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from tianwang.distributed.bloom import LUA_TEST_AND_SET, BloomShape
+from tianwang import order
+from tianwang.distributed import scripts
+from tianwang.distributed.bloom import BloomShape
 from tianwang.distributed.mapping import rebalance
 from tianwang.distributed.shards import prefix_of
 
-SHIFT = 2**31
-MAX_ID = 2**31 - 1
-MAX_TURNS = 31  # the score has 5 bits for a host's turn
-FIRST_RANK = 2**21  # ranks from here: a host's first requests
-KEYS = 2**16  # key_rank's values
 # With replicas to wait for (a Redis Cluster): the longest a sync waits for them, and after
 # one that did not come (a replica down, or none configured: WAIT then blocks its whole
 # timeout), seconds before a sync waits again, doubled at each miss in a row up to the last.
@@ -109,266 +107,9 @@ def link_shards(bloom: BloomShape) -> int:
 
 def weight_of_score(member: bytes | str, score: float) -> int:
     """The weight a queued member's score holds it at (the inverse of the score's layout)."""
-    text = member.decode() if isinstance(member, bytes) else member
-    return unrank(text, score)[1]
+    return order.unrank(float(score))[0]
 
-# Link relations (frontier/linkscore.py) ride on the push: a push of a url carries the cash its
-# link brings (its share; 0 with TIANWANG_LINK_WEIGHT off). A new url queued with a share gets
-# an entry "<cash> <member>" in the job's link hashes; a url seen before that has one gains
-# the share, and while it is queued its weight may rise: the score's weight field grows
-# (ZINCRBY of -delta * 2**43, exact in the double), its priority, turn and id stay; taken or
-# packed, only its cash grows. Acked (ACK), its entry goes, so a url done costs only its Bloom
-# bits: a link to a url seen with no entry is to a url done (or a false positive), and counts
-# nothing.
-# The raise is the difference of the bonus of the cash after and before, which is the same
-# whether or not TIANWANG_LINK_RELATIVE discounts the first share (up to rounding): the node
-# weighs a new url's first share itself. A host's first request, ranked above every weight,
-# reads as a weight of 256 or more here and is left where it is.
-# The entries are spread over `shards` small hashes ``link:<h1 mod shards>``, about 64 urls
-# each at the expected count, which Redis keeps as listpacks (36 bytes a url at 10 million,
-# where two plain hashes took 165). Replies: 1 a url queued, 0 one seen before, 2 one seen
-# before and raised.
-PUSH = LUA_TEST_AND_SET + """
-local p, k, m, turns = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local first, seed_first = tonumber(ARGV[5]), tonumber(ARGV[6])
-local per, shards = tonumber(ARGV[7]), tonumber(ARGV[8])
--- The rank of a host's next first request (nil past its first ones).
-local function first_rank(host, seed, key)
-  if first == 0 and seed_first == 0 then return nil end
-  if seed == '1' and seed_first > 0 then redis.call('HSET', p .. 'seedhost', host, 1) end
-  local given = tonumber(redis.call('HGET', p .. 'first', host) or '0')
-  -- A host past both counts (most pushes, once the crawl is under way): one HGET only.
-  if given >= math.max(first, seed_first) then return nil end
-  local cap = first
-  if seed_first > 0 and redis.call('HEXISTS', p .. 'seedhost', host) == 1 then
-    cap = seed_first
-  end
-  if given >= cap then return nil end
-  redis.call('HSET', p .. 'first', host, given + 1)
-  return 2097152 + (15 - given) * 65536 + key
-end
-local function bonus(c)
-  return math.floor(per * math.log(math.max(c, 2 ^ -24)) / math.log(2) + 0.5)
-end
-local function cash(c) return string.format('%.6g', c) end
--- A url seen before gains its share; 2 if its queue score rose, else 0.
-local function credit(links, fp, share)
-  local entry = redis.call('HGET', links, fp)
-  if not entry then return 0 end  -- done, or a false positive of the Bloom filter
-  local old, member = string.match(entry, '^(%S+) (%S+)$')
-  local new = tonumber(old) + share
-  redis.call('HSET', links, fp, cash(new) .. ' ' .. member)
-  local bucket, id = string.match(member, '^(%d+):(%d+)$')
-  local q = p .. 'q:' .. (redis.call('HGET', p .. 'table', bucket) or '')
-  local score = redis.call('ZSCORE', q, member)
-  if not score then return 0 end  -- taken or packed: queued again, it rises with the next
-  local weight = math.floor((tonumber(id) - tonumber(score)) / 2147483648 / 4096) - 256
-  local delta = math.min(bonus(new) - bonus(tonumber(old)), 255 - weight)
-  if delta <= 0 then return 0 end
-  redis.call('ZINCRBY', q, string.format('%.17g', -delta * 8796093022208), member)
-  return 2
-end
-local out, i = {}, 9
-while i <= #ARGV do
-  local bucket, key, slot, host = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
-  local seed, blob, nfp = ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
-  local new, fp, links, share = true, nil, nil, 0
-  if nfp == '1' then
-    new = bloom_test_and_set(p, k, m, i + 7)
-    fp = ARGV[i + 7]
-    links = p .. 'link:' .. math.fmod(tonumber(ARGV[i + 7]), shards)
-    share = tonumber(ARGV[i + 9])
-    i = i + 10
-  else
-    i = i + 7
-  end
-  if new then
-    local rank = first_rank(host, seed, key)
-    if not rank then
-      local turn = 0
-      if turns > 0 then
-        turn = math.min(turns, redis.call('HINCRBY', p .. 'turns', slot .. '|' .. key, 1) - 1)
-      end
-      rank = key * 32 + 31 - turn
-    end
-    local id = redis.call('INCR', p .. 'seq')
-    local member = bucket .. ':' .. id
-    local owner = redis.call('HGET', p .. 'table', bucket) or ''
-    redis.call('ZADD', p .. 'q:' .. owner, string.format('%.17g', id - rank * 2147483648), member)
-    redis.call('HSET', p .. 'req', member, blob)
-    if share > 0 then redis.call('HSET', links, fp, cash(share) .. ' ' .. member) end
-    out[#out + 1] = 1
-  else
-    -- A seed seen before (a link found its url first) still names its host a seed's.
-    if seed == '1' and seed_first > 0 then redis.call('HSET', p .. 'seedhost', host, 1) end
-    if share > 0 then
-      out[#out + 1] = credit(links, fp, share)
-    else
-      out[#out + 1] = 0
-    end
-  end
-end
-if #out > 0 then redis.call('SET', p .. 'seeded', 1) end
-return out
-"""
-
-# Move members to their owner's queue (score given); those of an owner-less bucket or of
-# the node being emptied go to the queue of no one ('q:'), which the next rebalance hands on.
-LUA_REQUEUE = """
-local function requeue(p, member, score, away)
-  local bucket = string.match(member, '^(%d+):')
-  local owner = redis.call('HGET', p .. 'table', bucket) or ''
-  if owner == away then owner = '' end
-  redis.call('ZADD', p .. 'q:' .. owner, score, member)
-end
-"""
-
-TAKE = LUA_REQUEUE + """
-local p, node = ARGV[1], ARGV[2]
-local q, lease = p .. 'q:' .. node, p .. 'lease:' .. node
-local out = {}
-local function take(member, score)
-  local bucket = string.match(member, '^(%d+):')
-  local owner = redis.call('HGET', p .. 'table', bucket)
-  if owner and owner ~= node then  -- pushed before its bucket moved: on to the owner
-    redis.call('ZADD', p .. 'q:' .. owner, score, member)
-    return
-  end
-  redis.call('HSET', lease, member, score)
-  out[#out + 1] = member
-  out[#out + 1] = score
-  out[#out + 1] = redis.call('HGET', p .. 'req', member)
-  out[#out + 1] = redis.call('HEXISTS', p .. 'stored', member)
-end
-if tonumber(ARGV[3]) > 0 then
-  local sorted = redis.call('ZPOPMIN', q, tonumber(ARGV[3]))
-  for i = 1, #sorted, 2 do take(sorted[i], sorted[i + 1]) end
-end
-if tonumber(ARGV[4]) > 0 and redis.call('ZCARD', q) > 0 then
-  local picked = redis.call('ZRANDMEMBER', q, tonumber(ARGV[4]), 'WITHSCORES')
-  for i = 1, #picked, 2 do
-    redis.call('ZREM', q, picked[i])
-    take(picked[i], picked[i + 1])
-  end
-end
-if #out > 0 then redis.call('INCR', p .. 'ops') end  -- for FINISHED over shards
-out[#out + 1] = redis.call('ZCARD', q)  -- the queue left: how a node splits its next take
-return out
-"""
-
-# Pairs of a member and its url's link key ('' for none): a request done with leaves nothing
-# but its Bloom bits (a later link to it counts nothing).
-ACK = """
-local p, node, shards = ARGV[1], ARGV[2], tonumber(ARGV[3])
-for i = 4, #ARGV, 2 do
-  local member, fp = ARGV[i], ARGV[i + 1]
-  if redis.call('HDEL', p .. 'lease:' .. node, member) == 1 then
-    redis.call('HDEL', p .. 'req', member)
-    redis.call('HDEL', p .. 'stored', member)
-    if fp ~= '' then
-      redis.call('HDEL', p .. 'link:' .. math.fmod(tonumber(fp), shards), fp)
-    end
-  end
-end
-return 0
-"""
-
-# Leased members back to the queues (given back by a live node, or taken by a dead one).
-RELEASE = LUA_REQUEUE + """
-local p, node = ARGV[1], ARGV[2]
-local lease = p .. 'lease:' .. node
-for i = 3, #ARGV do
-  local score = redis.call('HGET', lease, ARGV[i])
-  if score then
-    redis.call('HDEL', lease, ARGV[i])
-    requeue(p, ARGV[i], score, '')
-  end
-end
-return 0
-"""
-
-# Everything a node held (its queue and its leases) to the current owners; its packed chunks
-# to the heir's packs (the node reaping it; '': the packs of no one, which the next heartbeat
-# of any node adopts).
-REAP = LUA_REQUEUE + """
-local p, node, heir = ARGV[1], ARGV[2], ARGV[3]
-local packs = redis.call('ZRANGE', p .. 'pack:' .. node, 0, -1, 'WITHSCORES')
-if heir ~= node then
-  redis.call('DEL', p .. 'pack:' .. node)
-  for i = 1, #packs, 2 do redis.call('ZADD', p .. 'pack:' .. heir, packs[i + 1], packs[i]) end
-end
-local queued = redis.call('ZRANGE', p .. 'q:' .. node, 0, -1, 'WITHSCORES')
-redis.call('DEL', p .. 'q:' .. node)
-for i = 1, #queued, 2 do requeue(p, queued[i], queued[i + 1], node) end
-local leased = redis.call('HGETALL', p .. 'lease:' .. node)
-redis.call('DEL', p .. 'lease:' .. node)
-for i = 1, #leased, 2 do requeue(p, leased[i], leased[i + 1], node) end
-return (#queued + #leased) / 2
-"""
-
-# 0 while anything is pending; else 1 + the shard's changes so far (new urls and takes), by
-# which a look over many shards, not atomic, is checked (shardedfrontier.py). ARGV[2] '1': the
-# job's home, whose feed, seed flag and starting nodes count too; the nodes to look at follow
-# (none: the nodes set of this prefix).
-FINISHED = """
-local p, home = ARGV[1], ARGV[2]
-if home == '1' then
-  if redis.call('LLEN', p .. 'feed') > 0 then return 0 end
-  if redis.call('EXISTS', p .. 'seeded') == 0 or redis.call('SCARD', p .. 'starting') > 0 then
-    return 0
-  end
-end
-if redis.call('ZCARD', p .. 'q:') > 0 or redis.call('ZCARD', p .. 'pack:') > 0 then return 0 end
-local nodes = {}
-for i = 3, #ARGV do nodes[#nodes + 1] = ARGV[i] end
-if #ARGV < 3 then nodes = redis.call('SMEMBERS', p .. 'nodes') end
-for _, node in ipairs(nodes) do
-  if redis.call('ZCARD', p .. 'q:' .. node) > 0 then return 0 end
-  if redis.call('ZCARD', p .. 'pack:' .. node) > 0 then return 0 end
-  if redis.call('HLEN', p .. 'lease:' .. node) > 0 then return 0 end
-end
-local changes = tonumber(redis.call('GET', p .. 'seq') or '0')
-return 1 + changes + tonumber(redis.call('GET', p .. 'ops') or '0')
-"""
-
-
-# A node's queue past its window (TIANWANG_REDIS_WINDOW): its worst requests go into chunks,
-# each a compressed list of (member, score, request) the node made, held in the hash
-# ``chunks`` under the name "<seq>:<requests in it>" and listed in the zset ``pack:<node>`` by
-# the best score in them. PACK takes the members out of the queue only if each is still there
-# at the score the node read (none taken, raised or moved meanwhile); UNPACK puts a chunk's
-# requests back to their owners' queues at their scores, once: the chunk's HDEL decides.
-PACK = """
-local p, node, chunk = ARGV[1], ARGV[2], ARGV[3]
-local q = p .. 'q:' .. node
-local best
-for i = 4, #ARGV, 2 do
-  local score = redis.call('ZSCORE', q, ARGV[i])
-  if not score or tonumber(score) ~= tonumber(ARGV[i + 1]) then return 0 end
-  if not best or tonumber(score) < best then best = tonumber(score) end
-end
-if not best then return 0 end
-for i = 4, #ARGV, 2 do
-  redis.call('ZREM', q, ARGV[i])
-  redis.call('HDEL', p .. 'req', ARGV[i])
-end
-local id = redis.call('INCR', p .. 'packseq') .. ':' .. (#ARGV - 3) / 2  -- '<seq>:<requests>'
-redis.call('HSET', p .. 'chunks', id, chunk)
-redis.call('ZADD', p .. 'pack:' .. node, string.format('%.17g', best), id)
-return (#ARGV - 3) / 2
-"""
-
-UNPACK = LUA_REQUEUE + """
-local p, node, id = ARGV[1], ARGV[2], ARGV[3]
-redis.call('ZREM', p .. 'pack:' .. node, id)
-if redis.call('HDEL', p .. 'chunks', id) == 0 then return 0 end
-for i = 4, #ARGV, 3 do
-  redis.call('HSET', p .. 'req', ARGV[i], ARGV[i + 2])
-  requeue(p, ARGV[i], ARGV[i + 1], '')
-end
-return (#ARGV - 3) / 3
-"""
-
+CASH = struct.Struct("<f")  # a link entry's first field (lua/links.lua)
 CHUNK = 1000  # requests a chunk
 CHUNKS_A_CALL = 100  # at most this many chunks packed or unpacked by one window() call
 
@@ -376,7 +117,7 @@ CHUNKS_A_CALL = 100  # at most this many chunks packed or unpacked by one window
 @dataclass(frozen=True)
 class Push:
     bucket: int
-    weight: int
+    weight: int  # the url's weight with its boost: the script adds its cash's bonus
     priority: int
     blob: bytes
     fingerprint: bytes | None  # None: dont_filter, never deduplicated
@@ -384,6 +125,7 @@ class Push:
     seed: bool = False  # no page linked to it: its host has TIANWANG_SEED_HOST_FIRST firsts
     host: str = ""  # what a host's first requests are counted by; "": the slot
     share: float = 0.0  # the cash its link brings the url (link relations)
+    base: int = 0  # that share's doublings as TIANWANG_LINK_RELATIVE discounts them
 
 
 @dataclass(frozen=True)
@@ -412,24 +154,9 @@ class Membership:
     reaped: int  # requests of dead nodes put back in the queues
 
 
-def key_rank(weight: int, priority: int) -> int:
-    weight = max(-256, min(255, weight))
-    priority = max(-64, min(63, priority))
-    return (weight + 256) * 128 + priority + 64
-
-
 def unrank(member: str, score: bytes | str | float) -> tuple[int, int, int, int | None]:
     """(bucket, weight, priority, first turn or None) of a member and its score."""
-    bucket, ident = (int(part) for part in member.split(":"))
-    rank = int(ident - float(score)) // SHIFT
-    turn = None
-    if rank >= FIRST_RANK:
-        later, key = divmod(rank - FIRST_RANK, KEYS)  # later: 15 - turn
-        turn = 15 - later
-    else:
-        key = rank // 32
-    weight, priority = divmod(key, 128)
-    return bucket, weight - 256, priority - 64, turn
+    return (int(member.split(":", 1)[0]), *order.unrank(float(score)))
 
 
 class RedisFrontier:
@@ -444,6 +171,7 @@ class RedisFrontier:
         bloom: BloomShape,
         turns: int = 0,
         link_weight: float = 0.0,
+        link_relative: float = 0.0,
         first: int = 0,
         seed_first: int = 0,
         replicas: int = 0,
@@ -464,34 +192,32 @@ class RedisFrontier:
         self._wait_pause = WAIT_PAUSE
         self.first, self.seed_first = first, seed_first  # a host's first requests (PUSH)
         self.link_weight = link_weight  # weight per doubling of a url's cash; 0: off
+        self.link_relative = link_relative  # how much of a url's first share is discounted
         self.link_shards = link_shards(bloom)
         self.raised = 0  # queued urls a link raised in the last sync
         self._marks_conn: Connection | None = None
         self._sent_marks: deque[str] = deque()  # members marked, their replies not read yet
         self._unsent_marks: list[str] = []  # the next sync sends them first, in its pipeline
-        self.turns = min(turns, MAX_TURNS)
+        if not 0 <= turns <= order.MAX_TURNS:  # the score has room for so many
+            raise ValueError(f"turns must be from 0 to {order.MAX_TURNS}")
+        self.turns = turns
         self.job = job
         self.prefix = prefix or job_prefix(job)
         self.node = node
         self.buckets = buckets
         self.bloom = bloom
-        self._push = client.register_script(PUSH)
-        self._take = client.register_script(TAKE)
-        self._ack = client.register_script(ACK)
-        self._release = client.register_script(RELEASE)
-        self._reap = client.register_script(REAP)
-        self._pack = client.register_script(PACK)
-        self._unpack = client.register_script(UNPACK)
-        self._finished = client.register_script(FINISHED)
-        self._scripts = [self._push, self._take, self._ack, self._release, self._reap,
-                         self._pack, self._unpack]
-        self._scripts.append(self._finished)
+        self._scripts = {name: client.register_script(scripts.source(name))
+                         for name in scripts.SCRIPTS}
+        self._push, self._take = self._scripts["push"], self._scripts["take"]
+        self._ack, self._release = self._scripts["ack"], self._scripts["release"]
+        self._reap, self._finished = self._scripts["reap"], self._scripts["finished"]
+        self._pack, self._unpack = self._scripts["pack"], self._scripts["unpack"]
 
     def load_scripts(self) -> None:
         """Load every script, so a pipeline never holds a loaded one beside a missing one:
         were it so, the loaded ones would run, their replies be lost with the error, and
         the pipeline be sent again (a take done twice)."""
-        for script in self._scripts:
+        for script in self._scripts.values():
             self.client.script_load(script.script)
 
     def key(self, name: str) -> str:
@@ -537,10 +263,14 @@ class RedisFrontier:
             return []
         with self.client.pipeline(transaction=False) as pipe:
             for fingerprint in fingerprints:
-                h1 = self.bloom.hashes_of(fingerprint)[0]
-                pipe.hget(self.key(f"link:{h1 % self.link_shards}"), h1)
+                pipe.hget(*self._link_place(self.bloom.hashes_of(fingerprint)[0]))
             entries = pipe.execute()
-        return [float(entry.split()[0]) if entry else 0.0 for entry in entries]
+        return [CASH.unpack_from(entry)[0] if entry else 0.0 for entry in entries]
+
+    def _link_place(self, h1: int) -> tuple[str, int]:
+        """(hash, field) of a url's link entry, as lua/links.lua places it."""
+        field, index = divmod(h1, self.link_shards)
+        return self.key(f"link:{index}"), field
 
     def sync(
         self, pushes: Sequence[Push], acks: Sequence[tuple[str, str]], sorted_count: int,
@@ -608,17 +338,18 @@ class RedisFrontier:
 
     def _push_args(self, pushes: Sequence[Push]) -> list[object]:
         args: list[object] = [self.prefix, self.bloom.hashes, self.bloom.bits, self.turns,
-                              self.first, self.seed_first, self.link_weight, self.link_shards]
+                              self.first, self.seed_first, repr(self.link_weight),
+                              self.link_shards, repr(self.link_relative)]
+        links = self.link_weight > 0
         for push in pushes:
-            key = key_rank(push.weight, push.priority)
-            args += [push.bucket, key, push.slot, push.host or push.slot, int(push.seed),
-                     push.blob]
+            args += [push.bucket, push.weight, push.priority, push.slot, push.host or push.slot,
+                     int(push.seed), push.blob, repr(push.share) if links else 0,
+                     push.base if links else 0]
             if push.fingerprint is None:
                 args.append(0)
             else:
                 args.append(1)
                 args += self.bloom.hashes_of(push.fingerprint)
-                args.append(repr(push.share) if self.link_weight else 0)
         return args
 
     @staticmethod

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider
 from scrapy.utils.defer import deferred_from_coro
 
-from tianwang import meta, scrapy_internals, signals
+from tianwang import meta, order, scrapy_internals, signals
 from tianwang.config import SettingError
 from tianwang.config.frontier import FrontierConfig
 from tianwang.config.shared_crawl import RedisConfig
@@ -46,6 +46,7 @@ from tianwang.distributed.redisfrontier import (
 from tianwang.distributed.shardedfrontier import ShardedFrontier
 from tianwang.distributed.shards import prefix_of
 from tianwang.frontier.codec import decode, encode
+from tianwang.frontier.linkscore import base_of
 from tianwang.frontier.queue import FrontierQueue
 from tianwang.frontier.scheduler import FrontierSchedulerBase, is_seed, new_queue
 from tianwang.frontier.slots import engine_of
@@ -72,6 +73,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
     def from_crawler(cls, crawler: Crawler) -> Self:
         config = FrontierConfig.from_settings(crawler.settings)
         _require_start_done(crawler.settings)
+        _require_shared_order(config)
         spider_name = getattr(crawler.spidercls, "name", "") or ""
         redis_config = RedisConfig.from_settings(crawler.settings, spider_name)
         frontier = open_frontier(redis_config, config)
@@ -118,6 +120,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
     def check_settings(cls, settings: Any, spider_name: str = "") -> None:
         super().check_settings(settings, spider_name)
         _require_start_done(settings)
+        _require_shared_order(FrontierConfig.from_settings(settings))
         check_redis(settings, spider_name)
 
     def open(self, spider: Spider) -> None:
@@ -200,19 +203,19 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         fingerprint = None
         if not request.dont_filter:
             fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
+        # The weight without its cash: the push script adds the bonus of the url's cash, the
+        # share its link brings for a new url, the sum for one seen before (link relations).
         weight = self.weigh(request.url) + request.meta.get(meta.BOOST, 0)
-        share = 0.0
-        if self.cash is not None and fingerprint is not None:
-            # The link's share goes with the push: a url seen before rises in Redis; a new
-            # one is pushed with the share's weight.
+        share, base = 0.0, 0
+        if self.cash is not None:
             share, first = self.link_share(request)
-            weight += self.cash.first_bonus(share, first)
+            base = base_of(first) if self.cash.relative else 0
         host = self.slots.key(request)
         blob = encode(request, self.spider)
         bucket = bucket_of(host, self.frontier.buckets)
         slot = self.queue_slots.name(host, request.meta.get(meta.DEPTH, 0))  # for host turns
         self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint, slot,
-                                 is_seed(request), host, share))
+                                 is_seed(request), host, share, base))
         if len(self._outbox) >= self.batch:
             self._reaching(self._sync, take=False)
         return True  # a duplicate is known only when the batch is pushed
@@ -536,12 +539,22 @@ def open_frontier(redis_config: RedisConfig, config: FrontierConfig) -> ShardedF
         return RedisFrontier(
             shared or connect(redis_config.url, prefix), redis_config.job, redis_config.node,
             redis_config.buckets, bloom, turns=config.host_turns, link_weight=config.link_weight,
-            first=config.host_first, seed_first=config.seed_host_first,
+            link_relative=config.link_relative, first=config.host_first,
+            seed_first=config.seed_host_first,
             replicas=int(cluster), prefix=prefix, shard=shard)
 
     shards = [frontier(prefix_of(tag), (i, len(tags))) for i, tag in enumerate(tags)]
     home = shards[0] if len(tags) == 1 else frontier(job_prefix(redis_config.job), (0, 1))
     return ShardedFrontier(home, shards)
+
+
+def _require_shared_order(config: FrontierConfig) -> None:
+    """The shared frontier's score has room for MAX_TURNS host turns (tianwang/order.py):
+    more would order a shared crawl otherwise than a local one, so it is refused."""
+    if config.host_turns > order.MAX_TURNS:
+        raise SettingError("TIANWANG_HOST_TURNS", config.host_turns,
+                           f"at most {order.MAX_TURNS} in a crawl shared through Redis (the "
+                           "room its queue's score has for a host's turns)")
 
 
 def _require_start_done(settings: Any) -> None:

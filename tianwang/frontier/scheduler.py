@@ -41,8 +41,9 @@ from tianwang.frontier.dupefilter import BloomDupeFilter
 from tianwang.frontier.levels import QueueSlots
 from tianwang.frontier.linkscore import SEED_CASH, LinkCash
 from tianwang.frontier.queue import FrontierQueue, Key
-from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog, clip
+from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog
 from tianwang.frontier.slots import DownloaderSlots, engine_of
+from tianwang.order import clip_key
 from tianwang.urls import url_host
 
 if TYPE_CHECKING:
@@ -306,7 +307,8 @@ class FrontierScheduler(FrontierSchedulerBase):
                 return False
         share, first = self.link_share(request) if self.cash is not None else (0.0, 1.0)
         bonus = self.cash.first_bonus(share, first) if self.cash is not None else 0
-        weight, priority = clip(
+        # In the ranges the shared frontier's score has room for: the same order in both.
+        weight, priority = clip_key(
             self.weigh(request.url) + request.meta.get(meta.BOOST, 0) + bonus, request.priority
         )
         name = self.slot_name(request)
@@ -337,7 +339,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         if item < 0 or not self.queue.pending(item):
             return
         self.cash.credit(item, self.link_share(request)[0])
-        weight, priority = clip(
+        weight, priority = clip_key(
             self.weigh(request.url) + request.meta.get(meta.BOOST, 0)
             + self.cash.weight_bonus(item),
             request.priority,
