@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import os
+import pickle
+import zlib
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,8 @@ from tests.redis_server import RedisServer, free_port
 from tests.test_frontier_scheduler import ORDER_CASES, ORDER_EXPECTED, UnitSpider, drain
 from tianwang import meta as meta_keys
 from tianwang.config import SettingError
+from tianwang.distributed.mapping import bucket_of
+from tianwang.distributed.redisfrontier import Push
 from tianwang.distributed.redisscheduler import RedisFrontierScheduler
 
 _jobs = itertools.count()
@@ -26,14 +31,14 @@ def settings_scheduler(crawler):
 
 
 def scheduler(server: RedisServer, **settings: object) -> RedisFrontierScheduler:
-    crawler = project_crawler(
-        TIANWANG_REDIS_URL=server.url,
-        TIANWANG_REDIS_JOB=f"unit{next(_jobs)}",
-        TIANWANG_NODE_NAME="solo",
-        TIANWANG_EXPECTED_URLS=10_000,
-        TIANWANG_FRONTIER_SEED=7,
+    crawler = project_crawler(**{
+        "TIANWANG_REDIS_URL": server.url,
+        "TIANWANG_REDIS_JOB": f"unit{next(_jobs)}",
+        "TIANWANG_NODE_NAME": "solo",
+        "TIANWANG_EXPECTED_URLS": 10_000,
+        "TIANWANG_FRONTIER_SEED": 7,
         **settings,
-    )
+    })
     frontier = settings_scheduler(crawler)
     assert isinstance(frontier, RedisFrontierScheduler)  # the one switch
     frontier.open(UnitSpider())
@@ -164,3 +169,40 @@ def test_a_cluster_setting_that_does_not_match_the_server_stops_the_crawl_naming
     last = refused_at_start(tmp_path, redis_server.url, TIANWANG_REDIS_CLUSTER="True")
     assert "TIANWANG_REDIS_URL" in last and "a Redis Cluster node" in last, last
 
+
+
+def test_a_pickle_written_into_the_jobs_keys_does_not_run_and_is_set_aside_and_counted(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Bytes anyone wrote into the job's keys are data: a pickled request queued beside real
+    ones, and a pickled chunk in the node's packs, would each create a file if unpickled.
+    Neither runs; each is set aside (badrequests, badchunks) and counted; the real requests
+    are fetched."""
+    planted = tmp_path / "ran"
+    payload = pickle.dumps(Planted(planted))
+    client = redis.Redis.from_url(redis_server.url)
+    client.hset("tianwang:{planted}:chunks", "900:1", zlib.compress(payload))
+    client.zadd("tianwang:{planted}:pack:solo", {"900:1": -1.0})
+    frontier = scheduler(redis_server, TIANWANG_SORTED_PICKS=1000, TIANWANG_REDIS_JOB="planted")
+    for url in ("http://a.example.com/", "http://b.example.com/"):
+        frontier.enqueue_request(Request(url))
+    host = "c.example.com"
+    bucket = bucket_of(host, frontier.frontier.buckets)
+    frontier.frontier.push([Push(bucket, 9, 0, b"p" + payload, b"c" * 20, host)])
+    shard = frontier.frontier.shards[0]
+    assert sorted(drain(frontier)) == ["http://a.example.com/", "http://b.example.com/"]
+    frontier.close("finished")
+    assert not planted.exists()
+    assert frontier.stats.get_value("tianwang/redis/requests_set_aside") == 1
+    assert frontier.stats.get_value("tianwang/redis/chunks_damaged") == 1
+    assert client.hlen(shard.key("badrequests")) == client.hlen(shard.key("badchunks")) == 1
+
+
+class Planted:
+    """Unpickled, it would create a file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.path}",))

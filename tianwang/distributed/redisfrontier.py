@@ -47,11 +47,9 @@ Bloom filter; an ack of an acked member does nothing). No Scrapy import here.
 from __future__ import annotations
 
 import itertools
-import marshal
 import math
 import struct
 import time
-import zlib
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -67,6 +65,7 @@ from redis.retry import Retry
 from tianwang import order
 from tianwang.distributed import scripts
 from tianwang.distributed.bloom import BloomShape
+from tianwang.distributed.chunks import ChunkError, pack_chunk, unpack_chunk
 from tianwang.distributed.mapping import rebalance
 from tianwang.distributed.shards import prefix_of
 
@@ -465,15 +464,12 @@ class RedisFrontier:
         worst = self.client.zrange(self.key(f"q:{self.node}"), -count, -1, withscores=True)
         members = [member for member, _score in worst]
         blobs = self.client.hmget(self.key("req"), members) if members else []
-        entries = sorted(zip(blobs, (m.decode("ascii") for m in members),
-                             (score for _m, score in worst), strict=True))
+        entries = list(zip(blobs, (m.decode("ascii") for m in members),
+                           (score for _m, score in worst), strict=True))
         if not entries or any(blob is None for blob, _m, _s in entries):
             return 0
-        blobs, names, scores = (list(column) for column in zip(*entries, strict=True))
-        # Sorted by request, so a host's urls sit together: zlib finds their common parts.
-        chunk = zlib.compress(marshal.dumps((names, scores, blobs)), 6)
-        args: list[object] = [self.prefix, self.node, chunk]
-        for name, score in zip(names, scores, strict=True):
+        args: list[object] = [self.prefix, self.node, pack_chunk(entries)]
+        for _blob, name, score in entries:
             args += [name, repr(score)]
         return self._call(self._pack, args)
 
@@ -489,15 +485,25 @@ class RedisFrontier:
             self.client.zrem(key, best[0])
             return 0
         try:
-            names, scores, blobs = marshal.loads(zlib.decompress(data))
-        except (zlib.error, ValueError, EOFError, TypeError):
+            entries = unpack_chunk(data)
+        except ChunkError:
             self._set_aside(best[0], data)
             damaged.append(best[0].decode("ascii", "replace"))
             return 0
         args: list[object] = [self.prefix, self.node, best[0]]
-        for entry in zip(names, scores, blobs, strict=True):
-            args += [entry[0], repr(entry[1]), entry[2]]
+        for member, score, blob in entries:
+            args += [member, score, blob]
         return self._call(self._unpack, args)
+
+    def set_aside(self, member: str, blob: bytes) -> None:
+        """A leased request that does not decode: to the hash ``badrequests``, its lease and
+        stored request gone (it will not come back, nor hold up the crawl's end)."""
+        with self.client.pipeline() as pipe:
+            pipe.hset(self.key("badrequests"), member, blob)
+            pipe.hdel(self.key(f"lease:{self.node}"), member)
+            pipe.hdel(self.key("req"), member)
+            pipe.hdel(self.key("stored"), member)
+            pipe.execute()
 
     def _set_aside(self, name: bytes, data: bytes) -> None:
         """A chunk that does not decode (damaged in Redis) goes to the hash ``badchunks``,

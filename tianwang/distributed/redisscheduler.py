@@ -43,9 +43,9 @@ from tianwang.distributed.redisfrontier import (
     Taken,
     job_prefix,
 )
+from tianwang.distributed.schema import SchemaError, decode, encode
 from tianwang.distributed.shardedfrontier import ShardedFrontier
 from tianwang.distributed.shards import prefix_of
-from tianwang.frontier.codec import decode, encode
 from tianwang.frontier.linkscore import base_of
 from tianwang.frontier.queue import FrontierQueue
 from tianwang.frontier.scheduler import FrontierSchedulerBase, is_seed, new_queue
@@ -113,6 +113,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self.outage = Outage(redis_config.outage_seconds)
         self._last_beat = time.monotonic()  # the last heartbeat Redis answered
         self._gave_up = False  # the outage passed its bound: the spider is closing
+        self._refusals: set[str] = set()  # kinds of requests the schema refused, said once
 
     # --- Scrapy's scheduler interface ----------------------------------------------------
 
@@ -210,8 +211,12 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if self.cash is not None:
             share, first = self.link_share(request)
             base = base_of(first) if self.cash.relative else 0
+        try:
+            blob = encode(request, self.spider)
+        except SchemaError as error:
+            self._refuse(error)
+            return False
         host = self.slots.key(request)
-        blob = encode(request, self.spider)
         bucket = bucket_of(host, self.frontier.buckets)
         slot = self.queue_slots.name(host, request.meta.get(meta.DEPTH, 0))  # for host turns
         self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint, slot,
@@ -219,6 +224,15 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if len(self._outbox) >= self.batch:
             self._reaching(self._sync, take=False)
         return True  # a duplicate is known only when the batch is pushed
+
+    def _refuse(self, error: SchemaError) -> None:
+        """A request the shared crawl cannot carry: said once a kind, counted, not queued."""
+        self.counts["tianwang/redis/refused_requests"] += 1
+        kind = str(error).split(": ", 1)[-1]
+        if kind not in self._refusals:
+            self._refusals.add(kind)
+            logger.error("Shared crawl: %s (refused; more like it are counted in "
+                         "tianwang/redis/refused_requests)", error)
 
     def next_request(self) -> Request | None:
         self._collect_done()
@@ -296,15 +310,27 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         return sorted_count, self.batch - sorted_count
 
     def _add_local(self, taken: Taken) -> None:
+        try:
+            request = decode(taken.blob or b"", self.spider)
+        except SchemaError as error:
+            self._set_aside(taken, error)
+            return
         item = self._next_id
         self._next_id += 1
-        request = decode(taken.blob, self.spider)
         if taken.stored:
             request.meta[meta.STORED] = True
             self.counts["tianwang/redis/stored_before"] += 1
         self._local[item] = (taken, request)
         self._push(item, taken.weight, taken.priority, self.slot_name(request),
                    first_turn=taken.first_turn)
+
+    def _set_aside(self, taken: Taken, error: SchemaError) -> None:
+        """A request in Redis that is none of the schema (written by something else, or
+        damaged): kept in the hash badrequests for a look, its lease dropped, counted."""
+        self.frontier.set_aside(taken.member, taken.blob or b"")
+        self.counts["tianwang/redis/requests_set_aside"] += 1
+        logger.error("Redis: request %s of node %s does not decode (%s): set aside in "
+                     "badrequests", taken.member, self.frontier.node, error)
 
     def _learn_cash(self, items: range) -> None:
         """The cash in Redis of requests just taken: what their pages' links will share."""

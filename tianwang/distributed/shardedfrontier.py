@@ -147,6 +147,9 @@ class ShardedFrontier:
                 cash[i] = value
         return cash
 
+    def set_aside(self, member: str, blob: bytes) -> None:
+        self.shards[self._index_of(member)].set_aside(member, blob)
+
     def stored(self, member: str, send: bool = True) -> None:
         self.shards[self._index_of(member)].stored(member, send)
 
