@@ -45,7 +45,7 @@ from tianwang import default_settings, meta  # noqa: E402
 from tianwang.distributed.bloom import BloomShape  # noqa: E402
 from tianwang.distributed.mapping import bucket_of  # noqa: E402
 from tianwang.distributed.redisfrontier import Push, RedisFrontier  # noqa: E402
-from tianwang.frontier.codec import decode, encode  # noqa: E402
+from tianwang.distributed.schema import decode, encode  # noqa: E402
 from tianwang.spiders.site import SiteSpider  # noqa: E402
 
 BATCH = 1000

@@ -110,13 +110,15 @@ def test_bytes_that_are_no_request_of_the_schema_are_refused_and_never_run(
 
 
 def test_a_chunk_comes_back_whole_and_bytes_that_are_none_are_refused(tmp_path: Path) -> None:
-    entries = [(f"req{i}".encode(), f"{i % 7}:{i}", float(-(2**40) + i)) for i in range(50)]
+    entries = [(f"req{i}".encode(), f"{i % 7}:{i}", float(i + i % 3 - (2**20 + i // 9) * 2**31))
+               for i in range(50)]
     back = unpack_chunk(pack_chunk(entries))
     assert sorted(back) == sorted((member, int(score), blob) for blob, member, score in entries)
     planted = tmp_path / "ran"
     bomb = zlib.compress(b"\x00" * (65 << 20), 9)  # inflates past the bound
     for data in (zlib.compress(pickle.dumps(Planted(planted))), b"not zlib", bomb,
-                 zlib.compress(msgpack.packb([2, [], [], [], []]))):
+                 zlib.compress(msgpack.packb([2, [], [], [], [], []])),
+                 zlib.compress(msgpack.packb([1, [1], [2], [3], [2**32], [b"x"]]))):
         with pytest.raises(ChunkError):
             unpack_chunk(data)
     assert not planted.exists()
