@@ -4,9 +4,12 @@ order, link cash on, on random link graphs (through the schedulers' public inter
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
 import struct
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 import redis
@@ -15,10 +18,10 @@ from hypothesis import strategies as st
 from scrapy import Request
 
 from tests.conftest import project_crawler
+from tests.test_distributed_redisscheduler import closed, next_of, scheduler
 from tests.test_frontier_scheduler import UnitSpider
 from tianwang import meta, order
 from tianwang.distributed import scripts
-from tianwang.distributed.redisscheduler import RedisFrontierScheduler
 from tianwang.frontier.linkscore import MIN_CASH, as_float32, base_of, link_bonus
 from tianwang.frontier.scheduler import FrontierScheduler
 
@@ -129,19 +132,49 @@ SORTED_ONLY = {"TIANWANG_SORTED_PICKS": 10**6, "TIANWANG_HOST_PICKS": 0,
                "TIANWANG_EXPECTED_URLS": 10_000, "TIANWANG_FRONTIER_SEED": 7}
 
 
-def crawl(frontier, links: dict[str, list[str]], seeds: list[str], steps: int) -> list[str]:
+def run_in_loop(coro: Any) -> Any:
+    """Run a coroutine to its end from a plain (hypothesis) test: on a loop of its own, in a
+    thread (the reactor's loop is the test's caller here, and cannot be waited on)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def links_of(request: Request, links: dict[str, list[str]]) -> list[Request]:
+    """A page's links as the site spider requests them."""
+    depth = request.meta.get(meta.DEPTH, 0) + 1
+    return [Request(link, priority=-depth, meta={
+        meta.DEPTH: depth, meta.PARENT: request.url, meta.OUTLINKS: len(links[request.url])})
+        for link in links[request.url]]
+
+
+def crawl_local(links: dict[str, list[str]], seeds: list[str], steps: int,
+                settings: dict[str, object]) -> list[str]:
     """Hand requests out one at a time, pushing each one's links as the site spider does."""
+    frontier = FrontierScheduler.from_crawler(project_crawler(**settings))
+    frontier.open(UnitSpider())
     for seed in seeds:
         frontier.enqueue_request(Request(seed, meta={meta.DEPTH: 0}))
     fetched = []
     while len(fetched) < steps and (request := frontier.next_request()) is not None:
         fetched.append(request.url)
-        depth = request.meta.get(meta.DEPTH, 0) + 1
-        for link in links[request.url]:
-            frontier.enqueue_request(Request(link, priority=-depth, meta={
-                meta.DEPTH: depth, meta.PARENT: request.url,
-                meta.OUTLINKS: len(links[request.url])}))
+        for link in links_of(request, links):
+            frontier.enqueue_request(link)
     frontier.close("finished")
+    return fetched
+
+
+async def crawl_shared(links: dict[str, list[str]], seeds: list[str], steps: int,
+                       settings: dict[str, object]) -> list[str]:
+    """The same through a node of a shared crawl (one request held at a time)."""
+    frontier = await scheduler(**settings)
+    for seed in seeds:
+        frontier.enqueue_request(Request(seed, meta={meta.DEPTH: 0}))
+    fetched = []
+    while len(fetched) < steps and (request := await next_of(frontier)) is not None:
+        fetched.append(request.url)
+        for link in links_of(request, links):
+            frontier.enqueue_request(link)
+    await closed(frontier)
     return fetched
 
 
@@ -153,11 +186,8 @@ def test_the_local_and_the_shared_frontier_pick_in_the_same_order(redis_server, 
                                                                   values) -> None:
     urls, links, seeds = web
     common = {**SORTED_ONLY, **values}
-    local = FrontierScheduler.from_crawler(project_crawler(**common))
-    local.open(UnitSpider())
-    shared = RedisFrontierScheduler.from_crawler(project_crawler(
-        TIANWANG_REDIS_URL=redis_server.url, TIANWANG_REDIS_JOB=f"order{next(_jobs)}",
-        TIANWANG_NODE_NAME="solo", TIANWANG_REDIS_BATCH=1, **common))
-    shared.open(UnitSpider())
     steps = len(urls) * 2 // 3
-    assert crawl(shared, links, seeds, steps) == crawl(local, links, seeds, steps)
+    local = crawl_local(links, seeds, steps, common)
+    shared = run_in_loop(crawl_shared(links, seeds, steps, {
+        **common, "server": redis_server, "TIANWANG_REDIS_BATCH": 1}))
+    assert shared == local

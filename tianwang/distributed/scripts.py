@@ -58,3 +58,28 @@ def touches(name: str) -> set[str]:
 def source(name: str) -> str:
     """The script as Redis runs it: the constants, its libraries, itself."""
     return "".join([constants(), *(text(library) for library in includes(name)), text(name)])
+
+
+class Scripts:
+    """The scripts registered with one client (an asyncio redis client: calls are awaited).
+
+    A call goes by EVALSHA naming the shard's slot key; after a Redis restart (no script
+    loaded) the client loads it and calls again. In a pipeline that cannot be done script by
+    script: load() loads them all first, so a pipeline never holds a loaded script beside a
+    missing one (the loaded ones would run, their replies be lost with the error, and the
+    pipeline be sent again: a take done twice)."""
+
+    def __init__(self, client: object) -> None:
+        self.client = client
+        self.by_name = {name: client.register_script(source(name))  # type: ignore[attr-defined]
+                        for name in SCRIPTS}
+
+    def sha(self, name: str) -> str:
+        return self.by_name[name].sha
+
+    async def load(self) -> None:
+        for script in self.by_name.values():
+            await self.client.script_load(script.script)  # type: ignore[attr-defined]
+
+    async def call(self, name: str, slot_key: str, args: list[object]) -> object:
+        return await self.by_name[name](keys=[slot_key], args=args)

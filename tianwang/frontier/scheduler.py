@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.job import job_dir
 
 from tianwang import meta, scrapy_internals
@@ -43,6 +44,7 @@ from tianwang.frontier.linkscore import SEED_CASH, LinkCash
 from tianwang.frontier.queue import FrontierQueue, Key
 from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog
 from tianwang.frontier.slots import DownloaderSlots, engine_of
+from tianwang.frontier.supervisor import Supervisor
 from tianwang.order import clip_key
 from tianwang.urls import url_host
 
@@ -125,12 +127,24 @@ class FrontierSchedulerBase(BaseScheduler):
             return
         scrapy_internals.check(engine)
         for call, interval in self.loops():
-            loop = create_looping_call(call)
+            # Supervised: an error is counted and retried, never the end of the loop.
+            name = getattr(call, "__name__", "loop").strip("_")
+            supervisor = Supervisor(name, call, self.counts, self._gave_up)
+            loop = create_looping_call(supervisor)
             loop.start(interval, now=False)
-            self._loops.append(loop)
+            self._loops.append((loop, supervisor))
 
-    def loops(self) -> list[tuple[Callable[[], None], float]]:
-        """(call, interval in seconds) to run while the crawl runs."""
+    def _gave_up(self, cause: str) -> None:
+        """A periodic task kept failing: the crawl stops, saying why (exit status 1)."""
+        logger.error("Frontier: %s; the crawl stops", cause)
+        self.stats.set_value("tianwang/frontier/failed_task", cause)
+        engine = engine_of(self.crawler)
+        if engine is not None:
+            deferred_from_coro(engine.close_spider_async(reason="frontier_error"))
+
+    def loops(self) -> list[tuple[Callable[[], Any], float]]:
+        """(call, interval in seconds) to run while the crawl runs; a call may be a coroutine
+        function. Each runs supervised (frontier/supervisor.py)."""
         return [(self._collect_done, DONE_CHECK_INTERVAL),
                 (self._record_pending, PENDING_STATS_INTERVAL)]
 
@@ -144,9 +158,10 @@ class FrontierSchedulerBase(BaseScheduler):
         self.stats.set_value("tianwang/frontier/pending", len(self.queue))
 
     def close(self, reason: str) -> None:
-        for loop in self._loops:
+        for loop, supervisor in self._loops:
             if loop.running:
                 loop.stop()
+            supervisor.cancel()
         self._collect_done()
 
     def has_pending_requests(self) -> bool:
