@@ -79,6 +79,8 @@ class RedisServer:
             "--appendonly", "yes",
             "--save", "",
             "--protected-mode", "yes",
+            # DEBUG SLEEP, from this machine only: a Redis that stalls (tests of the faults).
+            "--enable-debug-command", "local",
         ]
         log = open(self.directory / "redis.log", "ab")  # noqa: SIM115 - closed with the server
         self.proc = subprocess.Popen(command, stdout=log, stderr=log)

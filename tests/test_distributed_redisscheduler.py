@@ -7,6 +7,7 @@ import os
 import pickle
 import zlib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import redis
@@ -237,3 +238,35 @@ class Planted:
 
     def __reduce__(self):
         return (os.system, (f"touch {self.path}",))
+
+
+@aio
+async def test_two_requests_of_one_url_in_flight_get_a_stored_mark_each(
+    redis_server: RedisServer,
+) -> None:
+    """Two requests of one url out at once (dont_filter: a revisit, a retry): each stored
+    page marks its own lease, where a map by url gave both pages the second's member."""
+    frontier = await scheduler(redis_server, TIANWANG_SORTED_PICKS=1000,
+                               CONCURRENT_REQUESTS_PER_DOMAIN=2)
+    url = "http://a.example.com/"
+    for _ in range(2):
+        frontier.enqueue_request(Request(url, dont_filter=True))
+    await frontier.round_trip(force=True)
+    in_flight: list[Request] = []
+    # The engine's part, for this unit: what it holds in progress (tests/test_scrapy_internals
+    # pins the real attribute).
+    frontier.crawler.engine = SimpleNamespace(
+        _slot=SimpleNamespace(inprogress=in_flight, nextcall=SimpleNamespace(schedule=list)),
+        downloader=SimpleNamespace(slots={}))
+    for _ in range(2):
+        in_flight.append(frontier.next_request())
+    assert [r.url for r in in_flight] == [url, url]
+    for _ in range(2):
+        frontier._page_stored(SimpleNamespace(requested_url=url))
+    shard = frontier.frontier.shards[0]
+    await shard.queue.marks.settle()
+    client = redis.Redis.from_url(redis_server.url)
+    assert client.hlen(shard.key("stored")) == 2
+    assert set(client.hkeys(shard.key("stored"))) == set(client.hkeys(shard.key("lease:solo")))
+    in_flight.clear()
+    await closed(frontier)

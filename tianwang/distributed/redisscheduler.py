@@ -122,7 +122,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._refusals: set[str] = set()  # kinds of requests the schema refused, said once
         self._trips = asyncio.Lock()  # one round trip (and orphan check) at a time
         self._kick_task: asyncio.Future | None = None
-        self._trip_began = 0.0  # when the round trip out now began (0: none out)
+        self._calls: dict[object, float] = {}  # calls to Redis out now -> when they began
         self._slow_said = False
 
     # --- Scrapy's scheduler interface ----------------------------------------------------
@@ -159,7 +159,9 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                     self.frontier.buckets)
 
     def loops(self) -> list[tuple[Callable[[], Any], float]]:
-        return [(self._poll, POLL_INTERVAL), (self._beat, max(0.2, self.lease_seconds / 3))]
+        # _notice_slow on its own: the other two wait on Redis when it stalls.
+        return [(self._poll, POLL_INTERVAL), (self._beat, max(0.2, self.lease_seconds / 3)),
+                (self._notice_slow, 1.0)]
 
     def close(self, reason: str) -> Any:
         return deferred_from_coro(self._close(reason))
@@ -253,7 +255,6 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
 
     def next_request(self) -> Request | None:
         self._collect_done()
-        self._notice_slow()
         if not self.state.may_hand_out(time.monotonic()):
             return None
         item = self.queue.pop(self.queue_slots.full)
@@ -302,14 +303,11 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             if not outbox and not done and counts == (0, 0):
                 return False
             unreplicated = self.frontier.unreplicated
-            self._trip_began = time.monotonic()
             try:
                 flags, taken = await self.frontier.sync(outbox, done, *counts)
             except BaseException:
                 self._outbox[:0], self._done[:0] = outbox, done
                 raise
-            finally:
-                self._trip_began = 0.0
             if self.frontier.unreplicated > unreplicated:
                 self.counts["tianwang/redis/unreplicated"] += 1
                 logger.warning("Redis replica did not confirm a round trip within a second: "
@@ -477,8 +475,9 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                     "crawling: %d so far", self.frontier.node, self.quorum, joined)
 
     def _notice_slow(self) -> None:
-        """A round trip out for SLOW_NOTICE seconds (Redis stalled): said once, and its end."""
-        began = self._trip_began
+        """A call to Redis out for SLOW_NOTICE seconds (Redis stalled): said once, and its
+        end."""
+        began = min(self._calls.values(), default=0.0)
         if began and not self._slow_said and time.monotonic() - began >= SLOW_NOTICE:
             self._slow_said = True
             self.counts["tianwang/redis/stalls"] += 1
@@ -521,6 +520,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
     async def _reaching(self, call: Awaitable[Any]) -> Any:
         """call's result; None if Redis is away or full (the node's state says so then).
         Another error is the caller's (the supervisor counts it)."""
+        token = object()
+        self._calls[token] = time.monotonic()
         try:
             return await call
         except RedisError as error:
@@ -529,6 +530,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 raise
             self._fault(kind, error)
             return None
+        finally:
+            del self._calls[token]
 
     def _fault(self, kind: str, error: BaseException) -> None:
         if not self.state.fault_began(kind, str(error), time.monotonic()):

@@ -1,10 +1,13 @@
 -- pack: a node's worst requests out of its queue into one chunk, only if each is still
 -- there at the score the node read (none taken, raised or moved meanwhile).
+-- include: guard
 -- KEYS[1]: seq (names the shard's slot)
 -- touches: q:* req packseq chunks pack:*
 -- ARGV: prefix, node, chunk; then pairs of a member and its score.
 -- The chunk is named '<packseq>:<requests in it>' and listed in pack:<node> by its best score.
 local p, node, chunk = ARGV[1], ARGV[2], ARGV[3]
+guard(p, {req = 'hash', chunks = 'hash', packseq = 'string', ['q:' .. node] = 'zset',
+           ['pack:' .. node] = 'zset'})
 local q = p .. 'q:' .. node
 local best
 for i = 4, #ARGV, 2 do

@@ -1,6 +1,6 @@
 -- push: requests into their bucket's owner's queue, through the Bloom filter; a link to a
 -- url seen before brings it its share of cash, and raises it while it is queued.
--- include: bloom score links
+-- include: guard bloom score links
 -- KEYS[1]: seq (names the shard's slot)
 -- touches: seq req q:* table turns first seedhost seeded bloom:* link:*
 -- ARGV: prefix, k, m, turns, first, seed first, per doubling, link shards, relative; then
@@ -66,14 +66,17 @@ local function credit(links, field, bucket, weight, priority, slot, share)
   return 2
 end
 
+guard(p, {table = 'hash', turns = 'hash', first = 'hash', seedhost = 'hash', req = 'hash',
+           seq = 'string', seeded = 'string'})
 local out, i = {}, 10
 while i <= #ARGV do
   local bucket, weight, priority = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
   local slot, host, seed, blob = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
   local share, base = tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8])
-  local new, links, field = true, nil, nil
+  local new, links, field, bits = true, nil, nil, nil
   if ARGV[i + 9] == '1' then
-    new = bloom_test_and_set(p, k, m, i + 10)
+    bits = bloom_bits(k, m, i + 10)
+    new = not bloom_seen(p, bits)
     links, field = link_place(p, tonumber(ARGV[i + 10]), shards)
     i = i + 12
   else
@@ -91,6 +94,7 @@ while i <= #ARGV do
     if share > 0 and links then
       redis.call('HSET', links, field, link_entry(cash, id, base, relative))
     end
+    if bits then bloom_set(p, bits) end  -- last: seen only once queued
     out[#out + 1] = 1
   else
     -- A seed seen before (a link found its url first) still names its host a seed's.

@@ -1,11 +1,13 @@
 -- reap: everything a node held (its queue and its leases) to the current owners; its packed
 -- chunks to the heir's packs (the node reaping it; '': the packs of no one, which the next
 -- heartbeat of any node adopts).
--- include: requeue
+-- include: guard requeue
 -- KEYS[1]: seq (names the shard's slot)
 -- touches: pack:* q:* lease:* table
 -- ARGV: prefix, node, heir. Reply: the requests moved.
 local p, node, heir = ARGV[1], ARGV[2], ARGV[3]
+guard(p, {table = 'hash', ['pack:' .. node] = 'zset', ['pack:' .. heir] = 'zset',
+           ['q:' .. node] = 'zset', ['lease:' .. node] = 'hash'})
 local packs = redis.call('ZRANGE', p .. 'pack:' .. node, 0, -1, 'WITHSCORES')
 if heir ~= node then
   redis.call('DEL', p .. 'pack:' .. node)

@@ -1,4 +1,5 @@
 -- take: lease requests of this node's queue, by score then at random.
+-- include: guard
 -- KEYS[1]: seq (names the shard's slot)
 -- touches: q:* lease:* table req stored ops
 -- ARGV: prefix, node, sorted count, random count.
@@ -6,6 +7,8 @@
 -- (how a node splits its next take over shards).
 local p, node = ARGV[1], ARGV[2]
 local q, lease = p .. 'q:' .. node, p .. 'lease:' .. node
+guard(p, {table = 'hash', req = 'hash', stored = 'hash', ops = 'string'})
+guard(p, {['q:' .. node] = 'zset', ['lease:' .. node] = 'hash'})
 local out = {}
 local function take(member, score)
   local bucket = string.match(member, '^(%d+):')
