@@ -211,7 +211,7 @@ def run_crawl(name: str, pages: int, address: str, seeds: Path, workdir: Path, s
               seed: int, per_host: int) -> dict:
     stats_file = workdir / "stats.json"
     shared = {}
-    if name == "tianwang shared":
+    if name.startswith("tianwang shared"):
         if not SHARED["redis"]:
             raise SystemExit("the 'tianwang shared' order needs --redis")
         shared = {"TIANWANG_REDIS_URL": SHARED["redis"],
@@ -401,7 +401,8 @@ def main() -> int:
     args = parser.parse_args()
     for variant in args.variant:
         name, _, pairs = variant.partition(":")
-        ORDERINGS[name] = {**FRONTIER, **dict(pair.split("=", 1) for pair in pairs.split(","))}
+        base = {} if name.startswith("tianwang shared") else FRONTIER  # shared: the add-on's
+        ORDERINGS[name] = {**base, **dict(pair.split("=", 1) for pair in pairs.split(","))}
         if args.orders == parser.get_default("orders"):
             args.orders = ""
         args.orders += "," + name
