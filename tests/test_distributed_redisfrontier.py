@@ -187,7 +187,7 @@ async def test_a_dead_nodes_leases_and_queue_go_to_the_live_nodes(
     await a.push([push_of(url, 10) for url in urls])
     held = await a.take(5, 0)  # leased by a, which then dies
     assert held
-    for _ in range(30):
+    for _ in range(300):  # until b sees a's key expired (Redis's clock: 1 s)
         time.sleep(0.1)
         membership = await b.heartbeat(1)
         if membership.reaped:
@@ -373,7 +373,8 @@ async def test_a_probe_of_a_redis_gone_answers_within_its_timeout_and_marks_wait
         server.stop()
         began = time.monotonic()
         assert not await a.reachable()
-        assert time.monotonic() - began < PROBE_TIMEOUT + 1
+        # Within its own timeout, with a margin for a loaded machine: far from the client's 30 s.
+        assert time.monotonic() - began < PROBE_TIMEOUT * 5
         a.stored(taken.member, send=False)
         assert a.marks_unsent == 1
         server.start()
