@@ -115,6 +115,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         # finished, to ack after the outbox is pushed: (member, its url's link key or "")
         self._done: list[tuple[str, str]] = []
         self._owned: set[int] = set()
+        self._lost: set[int] = set()  # buckets moved to other nodes, to give back
         self._last_empty_take = 0.0
         self._item_cash: dict[int, float] = {}  # local id -> its url's cash when taken
         self._wait_noticed = 0.0
@@ -150,6 +151,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 "the keys (python3 -m tianwang feed --redis URL --job %s --reset)", job, job, job)
         await self.frontier.starting(True)
         await self._heartbeat()
+        await self._keep()
         signals_ = self.crawler.signals
         signals_.connect(self._page_stored, signal=signals.page_stored)
         signals_.connect(self._start_requests_done, signal=signals.start_requests_done)
@@ -160,8 +162,9 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
 
     def loops(self) -> list[tuple[Callable[[], Any], float]]:
         # _notice_slow on its own: the other two wait on Redis when it stalls.
-        return [(self._poll, POLL_INTERVAL), (self._beat, max(0.2, self.lease_seconds / 3)),
-                (self._notice_slow, 1.0)]
+        beat = max(0.2, self.lease_seconds / 3)
+        return [(self._poll, POLL_INTERVAL), (self._beat, beat),
+                (self._upkeep, min(1.0, beat)), (self._notice_slow, 1.0)]
 
     def close(self, reason: str) -> Any:
         return deferred_from_coro(self._close(reason))
@@ -495,6 +498,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             scrapy_internals.wake(engine)
 
     async def _heartbeat(self) -> None:
+        """Say this node lives, and learn the table: quick, so that a node busy with its
+        upkeep never misses its lease (the upkeep is a loop of its own)."""
         membership = await self.frontier.heartbeat(self.lease_seconds)
         self.state.beat(time.monotonic())
         if membership.added and self._owned:
@@ -505,15 +510,23 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if membership.reaped:
             self.counts["tianwang/redis/reaped"] += membership.reaped
             logger.info("Requeued %d requests of stopped nodes", membership.reaped)
-        await self._release_orphans()
-        await self._window()
         table = membership.table or await self.frontier.table()
         owned = {b for b, node in enumerate(table) if node == self.frontier.node}
         if owned != self._owned:
-            lost = self._owned - owned
+            self._lost |= self._owned - owned  # given back by the upkeep
             self._owned = owned
-            if lost:
-                await self._give_back(lost)
+
+    async def _upkeep(self) -> None:
+        if not self.state.fault:
+            await self._reaching(self._keep())
+
+    async def _keep(self) -> None:
+        """What moved to other nodes given back, orphaned leases released, the window kept."""
+        if self._lost:
+            lost, self._lost = self._lost, set()
+            await self._give_back(lost)
+        await self._release_orphans()
+        await self._window()
 
     # --- Redis away or full --------------------------------------------------------------
 
