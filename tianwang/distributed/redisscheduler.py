@@ -116,6 +116,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._done: list[tuple[str, str]] = []
         self._owned: set[int] = set()
         self._lost: set[int] = set()  # buckets moved to other nodes, to give back
+        self._stale_cash: list[tuple[int, Request]] = []  # handed out: their cash read again
         self._last_empty_take = 0.0
         self._item_cash: dict[int, float] = {}  # local id -> its url's cash when taken
         self._wait_noticed = 0.0
@@ -269,6 +270,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             return None
         taken, request = self._local.pop(item)
         self._members.setdefault(request.url, deque()).append(taken.member)
+        if self.cash is not None and not request.dont_filter:
+            self._stale_cash.append((taken.bucket, request))
         return self._hand_out(item, request, taken.member)
 
     # --- Redis round trips ---------------------------------------------------------------
@@ -329,6 +332,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 await self.frontier.set_aside(entry.member, entry.blob or b"")
             if self.cash is not None and taken:
                 await self._learn_cash(range(first, self._next_id))
+            if self._stale_cash:
+                await self._refresh_cash()
             self.counts["tianwang/redis/taken"] += len(taken) - len(bad)
         if len(taken) < sum(counts) and self._chunks:  # the queue ran short: unpack now
             await self._window()
@@ -383,6 +388,17 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                                             for _item, taken, request in filtered])
         for (item, _taken, _request), value in zip(filtered, cash, strict=True):
             self._item_cash[item] = value
+
+    async def _refresh_cash(self) -> None:
+        """The cash of the pages handed out since the last round trip, read again: links
+        pushed after their take raised it, and their links share what it is now."""
+        stale, self._stale_cash = self._stale_cash, []
+        fingerprint = self.crawler.request_fingerprinter.fingerprint
+        cash = await self.frontier.cash_of([(bucket, fingerprint(request))
+                                            for bucket, request in stale])
+        for (_bucket, request), value in zip(stale, cash, strict=True):
+            if request.url in self._page_cash:
+                self._page_cash[request.url] = max(value, self._page_cash[request.url])
 
     def _page_cash_of(self, item: int, request: Request) -> float:
         return self._item_cash.pop(item, 0.0)
