@@ -31,6 +31,7 @@ A redis-server (Debian's, installed if missing, as the tests do) runs on a free 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import itertools
 import json
@@ -46,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
+import redis.asyncio  # noqa: E402
 
 from bench.crawl import COMMON, rate, run_crawl  # noqa: E402
 from tests.redis_cluster import RedisCluster  # noqa: E402
@@ -218,20 +220,26 @@ def serving_span(log: Path, start: int) -> tuple[int, float, float]:
 
 
 def bloom_memory(server: RedisServer, fill: int) -> None:
-    client = redis.Redis.from_url(server.url)
+    asyncio.run(_bloom_memory(server, fill))
+
+
+async def _bloom_memory(server: RedisServer, fill: int) -> None:
+    client = redis.Redis.from_url(server.url)  # the bench's own reads
     expected = 10_000_000
     shape = BloomShape.for_capacity(expected, 1e-6)
-    frontier = RedisFrontier(client, f"bloom{os.getpid()}", "n", 1024, shape)
-    frontier.heartbeat(60)
+    frontier = RedisFrontier(redis.asyncio.Redis.from_url(server.url), f"bloom{os.getpid()}",
+                             "n", 1024, shape)
+    await frontier.heartbeat(60)
     started = time.monotonic()
     batch: list[Push] = []
     for i in range(fill):
         fingerprint = hashlib.sha1(f"http://h{i % 5000}.example.com/p{i}".encode()).digest()
         batch.append(Push(0, 5, 0, b"", fingerprint))
         if len(batch) == 1000:
-            frontier.push(batch)
+            await frontier.push(batch)
             batch = []
-    frontier.push(batch)
+    await frontier.push(batch)
+    await frontier.close()
     pushed = time.monotonic() - started
     bloom_bytes = sum(
         client.memory_usage(frontier.key(f"bloom:{seg}")) or 0 for seg in range(shape.segments)

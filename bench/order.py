@@ -5,6 +5,7 @@ its most linked pages and its homepages, read from the test web's access log.
                           [--seed-share 1.0] [--keep-logs DIR] [--plot FILE.png]
                           [--orders "tianwang default,depth only 1:1,breadth first,..."]
     python bench/order.py --graph DIR [--seed-url http://www.ics.uci.edu/] [--per-host 2]
+    python bench/order.py --graph DIR --redis --orders "tianwang default,tianwang shared"
 
 With --graph, the test web serves a recorded link graph (`testweb serve --graph DIR`: any
 graph in that format) and each crawl starts from --seed-url alone; the marks are shares of
@@ -47,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 from bench.crawl import SITE_EXTENSIONS  # noqa: E402
 from bench.order_graph import MARKS as GRAPH_MARKS  # noqa: E402
 from bench.order_graph import MEASURES, Graph  # noqa: E402
+from tests.redis_server import RedisServer  # noqa: E402
 from tests.truth import host_of, reach  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess, write_seeds  # noqa: E402
 from tianwang.testweb.model import SyntheticWeb  # noqa: E402
@@ -71,6 +73,9 @@ ORDERINGS: dict[str, dict[str, str]] = {
     # The project's defaults as they ship: a host's first requests in turn, then depth and
     # link relations, N sorted picks and H host picks.
     "tianwang default": {**FRONTIER},
+    # The same, one node of a crawl shared through Redis (--redis: a redis-server of the
+    # bench's own, a new job each crawl).
+    "tianwang shared": {},
     # The same weights with 31 sorted picks and 1 random, no host picks (the default before).
     "31:1 random picks": {**FRONTIER, **SORTED_RANDOM_31_1},
     # Seed 000's depth-only weight at its 1:1 and the earlier 3:1 (issues 3 to 19).
@@ -199,12 +204,22 @@ def warm_up(address: str, homepages: list[str]) -> None:
             response.read()
 
 
+SHARED = {"redis": ""}  # the url of the bench's redis-server, with --redis
+
+
 def run_crawl(name: str, pages: int, address: str, seeds: Path, workdir: Path, stop: float,
               seed: int, per_host: int) -> dict:
     stats_file = workdir / "stats.json"
+    shared = {}
+    if name.startswith("tianwang shared"):
+        if not SHARED["redis"]:
+            raise SystemExit("the 'tianwang shared' order needs --redis")
+        shared = {"TIANWANG_REDIS_URL": SHARED["redis"],
+                  "TIANWANG_REDIS_JOB": f"order-{os.getpid()}-{workdir.name}"}
     settings = {
         **COMMON,
         **ORDERINGS[name],
+        **shared,
         "CONCURRENT_REQUESTS_PER_DOMAIN": str(per_host),
         "TIANWANG_PROXY": address,
         "TIANWANG_DATA_DIR": str(workdir / "data"),
@@ -378,12 +393,16 @@ def main() -> int:
                         help="stop each crawl past this share of the pages")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME:K=V,K=V",
                         help="one more order: the frontier with these settings (repeatable)")
-    parser.add_argument("--orders", default=",".join(ORDERINGS),
+    parser.add_argument("--redis", action="store_true",
+                        help="start a redis-server for the 'tianwang shared' order")
+    local_orders = [name for name in ORDERINGS if name != "tianwang shared"]
+    parser.add_argument("--orders", default=",".join(local_orders),
                         help="comma-separated, from: " + ", ".join(ORDERINGS))
     args = parser.parse_args()
     for variant in args.variant:
         name, _, pairs = variant.partition(":")
-        ORDERINGS[name] = {**FRONTIER, **dict(pair.split("=", 1) for pair in pairs.split(","))}
+        base = {} if name.startswith("tianwang shared") else FRONTIER  # shared: the add-on's
+        ORDERINGS[name] = {**base, **dict(pair.split("=", 1) for pair in pairs.split(","))}
         if args.orders == parser.get_default("orders"):
             args.orders = ""
         args.orders += "," + name
@@ -403,7 +422,14 @@ def main() -> int:
         graph = Graph.from_truth(web.truth, web.reachable, web.seeds, web._final)
     print(graph.describe(), flush=True)
     print("cells: PageRank mass / top 1% by in-degree / homepages", flush=True)
-    runs = measure(args, graph, names)
+    with tempfile.TemporaryDirectory() as tmp:
+        server = RedisServer(Path(tmp) / "redis").start() if args.redis else None
+        SHARED["redis"] = server.url if server else ""
+        try:
+            runs = measure(args, graph, names)
+        finally:
+            if server is not None:
+                server.stop()
     print()
     print(tables(runs))
     print("\n".join(goal(runs)))

@@ -24,6 +24,7 @@ requests are compressed, so their size depends on the urls: say which were used.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gzip
 import hashlib
 import random
@@ -35,6 +36,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import redis
+import redis.asyncio
 from scrapy import Request
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +47,7 @@ from tianwang import default_settings, meta  # noqa: E402
 from tianwang.distributed.bloom import BloomShape  # noqa: E402
 from tianwang.distributed.mapping import bucket_of  # noqa: E402
 from tianwang.distributed.redisfrontier import Push, RedisFrontier  # noqa: E402
-from tianwang.frontier.codec import decode, encode  # noqa: E402
+from tianwang.distributed.schema import decode, encode  # noqa: E402
 from tianwang.spiders.site import SiteSpider  # noqa: E402
 
 BATCH = 1000
@@ -99,7 +101,8 @@ def request_of(pairs: Iterator[tuple[str, str]], spider: SiteSpider) -> Request:
 
 
 def push_of(request: Request, spider: SiteSpider) -> Push:
-    """The request as a node pushes it: its host's bucket, weight 5, a share of 1/37."""
+    """The request as a node pushes it (the schema's bytes): its host's bucket, weight 5
+    before its cash, a share of 1/37."""
     host = urlsplit(request.url).hostname or ""
     fingerprint = hashlib.sha1(request.url.encode()).digest()
     return Push(bucket_of(host, BUCKETS), 5, 0, encode(request, spider), fingerprint, host,
@@ -111,6 +114,7 @@ def used(client: redis.Redis) -> int:
 
 
 def key_sizes(client: redis.Redis, frontier: RedisFrontier) -> dict[str, int]:
+    """MEMORY USAGE of each key kind (a blocking client: the bench's own reads)."""
     sizes = {name: client.memory_usage(frontier.key(name), samples=0) or 0
              for name in ("req", "q:n", "chunks", "turns")}
     sizes["link"] = sum(client.memory_usage(key, samples=0) or 0
@@ -126,65 +130,70 @@ def main() -> int:
     parser.add_argument("--window", type=int, default=default_settings.TIANWANG_REDIS_WINDOW)
     parser.add_argument("--pairs", type=Path, help="a link graph's folder (UCI format)")
     args = parser.parse_args()
-    spider = SiteSpider.__new__(SiteSpider)  # only its parse method's name is encoded
-    pairs = real_pairs(args.pairs) if args.pairs else made_up_pairs(args.hosts)
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer(Path(tmp) / "redis").start()
         try:
-            client = redis.Redis.from_url(server.url)
-            client.config_set("appendonly", "no")  # memory, not the disk, is measured
-            shape = BloomShape.for_capacity(args.expected, 1e-6)
-            frontier = RedisFrontier(client, "mem", "n", BUCKETS, shape, link_weight=0.75)
-            frontier.load_scripts()
-            frontier.heartbeat(3600)
-            start = used(client)
-            began = time.monotonic()
-            new = sent = blob_bytes = url_bytes = packed = batches = 0
-            while new < args.pending:  # the urls pushed twice (real links) count once
-                pushes = []
-                for _ in range(min(BATCH, args.pending - new)):
-                    request = request_of(pairs, spider)
-                    pushes.append(push_of(request, spider))
-                    url_bytes += len(request.url)
-                    blob_bytes += len(pushes[-1].blob)
-                sent += len(pushes)
-                new += sum(frontier.push(pushes))
-                batches += 1
-                if batches % HEARTBEAT == 0 or new == args.pending:
-                    packed += frontier.window(args.window).packed
-            pushed = time.monotonic() - began
-            bloom = sum(client.memory_usage(frontier.key(f"bloom:{seg}"), samples=0) or 0
-                        for seg in range(shape.segments))
-            pending = used(client) - start - bloom
-            n = args.pending
-            source = f"urls of {args.pairs}" if args.pairs else "made-up urls"
-            print(f"{n:,} pending requests ({source}: "
-                  f"{url_bytes / sent:.0f} bytes a url, {blob_bytes / sent:.0f} encoded), "
-                  f"{sent:,} pushed at {sent / pushed:,.0f}/s with the window kept; window "
-                  f"{args.window:,}: "
-                  f"{packed:,} packed")
-            print(f"used_memory per pending request, Bloom apart: {pending / n:.1f} bytes")
-            for name, size in key_sizes(client, frontier).items():
-                print(f"  {name:7s} {size / n:7.1f} bytes a request")
-            print(f"Bloom filter for {args.expected:,} urls at 1e-6: {bloom:,} bytes = "
-                  f"{bloom / args.expected:.2f} bytes a url")
-            takes = 0
-            while True:  # acked as a node does, with link keys; the window kept as it does
-                taken = frontier.take(BATCH, 0)
-                takes += 1
-                if len(taken) < BATCH or takes % HEARTBEAT == 0:
-                    window = frontier.window(args.window)
-                    if not taken and not window.unpacked:
-                        break
-                urls = [decode(t.blob, spider).url for t in taken]
-                keys = [frontier.link_key(hashlib.sha1(url.encode()).digest()) for url in urls]
-                frontier.ack([t.member for t in taken], keys)
-            seen = used(client) - start - bloom
-            print(f"all taken and acked: {seen / n:.1f} bytes a seen url stay "
-                  f"(the Bloom filter apart)")
+            asyncio.run(measure(args, server))
         finally:
             server.stop()
     return 0
+
+
+async def measure(args: argparse.Namespace, server: RedisServer) -> None:
+    spider = SiteSpider.__new__(SiteSpider)  # only its parse method's name is encoded
+    pairs = real_pairs(args.pairs) if args.pairs else made_up_pairs(args.hosts)
+    client = redis.Redis.from_url(server.url)  # the bench's own reads
+    client.config_set("appendonly", "no")  # memory, not the disk, is measured
+    shape = BloomShape.for_capacity(args.expected, 1e-6)
+    frontier = RedisFrontier(redis.asyncio.Redis.from_url(server.url), "mem", "n", BUCKETS,
+                             shape, link_weight=0.75)
+    await frontier.load_scripts()
+    await frontier.heartbeat(3600)
+    start = used(client)
+    began = time.monotonic()
+    new = sent = blob_bytes = url_bytes = packed = batches = 0
+    while new < args.pending:  # the urls pushed twice (real links) count once
+        pushes = []
+        for _ in range(min(BATCH, args.pending - new)):
+            request = request_of(pairs, spider)
+            pushes.append(push_of(request, spider))
+            url_bytes += len(request.url)
+            blob_bytes += len(pushes[-1].blob)
+        sent += len(pushes)
+        new += sum(await frontier.push(pushes))
+        batches += 1
+        if batches % HEARTBEAT == 0 or new == args.pending:
+            packed += (await frontier.window(args.window)).packed
+    pushed = time.monotonic() - began
+    bloom = sum(client.memory_usage(frontier.key(f"bloom:{seg}"), samples=0) or 0
+                for seg in range(shape.segments))
+    pending = used(client) - start - bloom
+    n = args.pending
+    source = f"urls of {args.pairs}" if args.pairs else "made-up urls"
+    print(f"{n:,} pending requests ({source}: "
+          f"{url_bytes / sent:.0f} bytes a url, {blob_bytes / sent:.0f} encoded), "
+          f"{sent:,} pushed at {sent / pushed:,.0f}/s with the window kept; window "
+          f"{args.window:,}: {packed:,} packed")
+    print(f"used_memory per pending request, Bloom apart: {pending / n:.1f} bytes")
+    for name, size in key_sizes(client, frontier).items():
+        print(f"  {name:7s} {size / n:7.1f} bytes a request")
+    print(f"Bloom filter for {args.expected:,} urls at 1e-6: {bloom:,} bytes = "
+          f"{bloom / args.expected:.2f} bytes a url")
+    takes = 0
+    while True:  # acked as a node does, with link keys; the window kept as it does
+        taken = await frontier.take(BATCH, 0)
+        takes += 1
+        if len(taken) < BATCH or takes % HEARTBEAT == 0:
+            window = await frontier.window(args.window)
+            if not taken and not window.unpacked:
+                break
+        urls = [decode(t.blob, spider).url for t in taken]
+        keys = [frontier.link_key(hashlib.sha1(url.encode()).digest()) for url in urls]
+        await frontier.ack([t.member for t in taken], keys)
+    seen = used(client) - start - bloom
+    print(f"all taken and acked: {seen / n:.1f} bytes a seen url stay "
+          f"(the Bloom filter apart)")
+    await frontier.close()
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ trips cost a node.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import multiprocessing
 import sys
@@ -60,12 +61,18 @@ def frontier_of(url: str, job: str, node: str, shards: int) -> ShardedFrontier:
 
 def client(url: str, job: str, shards: int, index: int, requests: int, hosts: int,
            start: float, out: multiprocessing.Queue) -> None:
+    out.put(asyncio.run(drive(url, job, shards, index, requests, hosts, start)))
+
+
+async def drive(url: str, job: str, shards: int, index: int, requests: int, hosts: int,
+                start: float) -> tuple[float, int]:
+    """One client's pushes, takes and acks, as a node's round trips make them."""
     frontier = frontier_of(url, job, f"node{index}", shards)
-    frontier.load_scripts()
-    frontier.heartbeat(600)
+    await frontier.load_scripts()
+    await frontier.heartbeat(600)
     while time.time() < start:  # every client's heartbeat in before any push
-        time.sleep(0.01)
-    frontier.heartbeat(600)
+        await asyncio.sleep(0.01)
+    await frontier.heartbeat(600)
     syncs = 0
     done: list[tuple[str, str]] = []
     began = time.perf_counter()
@@ -77,14 +84,16 @@ def client(url: str, job: str, shards: int, index: int, requests: int, hosts: in
             fingerprint = hashlib.sha1(url_.encode()).digest()
             pushes.append(Push(bucket_of(host, frontier.buckets), 5, 0, url_.encode(), fingerprint,
                                host, False, host))
-        _flags, taken = frontier.sync(pushes, done, BATCH, 0)
+        _flags, taken = await frontier.sync(pushes, done, BATCH, 0)
         done = [(t.member, "") for t in taken]
         syncs += 1
     while done:
-        _flags, taken = frontier.sync((), done, BATCH, 0)
+        _flags, taken = await frontier.sync((), done, BATCH, 0)
         done = [(t.member, "") for t in taken]
         syncs += 1
-    out.put((time.perf_counter() - began, syncs))
+    elapsed = time.perf_counter() - began
+    await frontier.close()
+    return elapsed, syncs
 
 
 def master_cpu(cluster: RedisCluster) -> dict[int, float]:

@@ -57,26 +57,34 @@ def free_port() -> int:
 class RedisServer:
     """redis-server with AOF on, in its own directory; start, stop (SIGTERM), restart."""
 
-    def __init__(self, directory: Path, port: int | None = None) -> None:
+    def __init__(self, directory: Path, port: int | None = None, password: str = "") -> None:
         self.binary = ensure_redis_server()
         self.directory = directory
         self.port = port or free_port()
+        self.password = password  # in a config file: never on a command line
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def start(self) -> RedisServer:
         self.directory.mkdir(parents=True, exist_ok=True)
+        config = self.directory / "redis.conf"
+        config.write_text(f"requirepass {self.password}\n" if self.password else "")
+        config.chmod(0o600)
         command = [
             self.binary,
+            str(config),
             "--bind", "127.0.0.1",
             "--port", str(self.port),
             "--dir", str(self.directory),
             "--appendonly", "yes",
             "--save", "",
             "--protected-mode", "yes",
+            # DEBUG SLEEP, from this machine only: a Redis that stalls (tests of the faults).
+            "--enable-debug-command", "local",
         ]
         log = open(self.directory / "redis.log", "ab")  # noqa: SIM115 - closed with the server
         self.proc = subprocess.Popen(command, stdout=log, stderr=log)
@@ -87,7 +95,7 @@ class RedisServer:
     def _wait_ready(self, timeout: float = 30) -> None:
         import redis
 
-        client = redis.Redis(host="127.0.0.1", port=self.port)
+        client = redis.Redis(host="127.0.0.1", port=self.port, password=self.password or None)
         deadline = time.monotonic() + timeout
         while True:
             try:

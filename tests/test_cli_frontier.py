@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.aio import aio
 from tests.conftest import TestWeb, scrapy_crawl, tianwang_cli
 from tests.filters_crawl import final_stats
 from tests.test_distributed_redisfrontier import node, push_of
@@ -34,11 +35,13 @@ def test_a_stopped_jobdir_shows_what_the_frontier_still_holds(testweb: TestWeb,
     assert hosts and {h.split(":")[0] for h in hosts} <= {host_of(url) for url in homes}
 
 
-def test_a_redis_job_shows_its_queues_by_weight(redis_server) -> None:
+@aio
+async def test_a_redis_job_shows_its_queues_by_weight(redis_server) -> None:
     frontier = node(redis_server, "inspect", "a")
-    frontier.heartbeat(30)
-    frontier.push([push_of("http://h1.example.com/", 9), push_of("http://h2.example.com/a", 9),
-                   push_of("http://h3.example.com/a/b", 7, priority=3)])
+    await frontier.heartbeat(30)
+    await frontier.push([push_of("http://h1.example.com/", 9),
+                         push_of("http://h2.example.com/a", 9),
+                         push_of("http://h3.example.com/a/b", 7, priority=3)])
     shown = tianwang_cli("frontier", "--redis", redis_server.url, "--job", "inspect")
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
@@ -46,11 +49,12 @@ def test_a_redis_job_shows_its_queues_by_weight(redis_server) -> None:
     assert lines[1:4] == ["by weight:", "  w9\t2", "  w7\t1"]
 
 
-def test_a_redis_job_counts_the_requests_packed_past_its_window(redis_server) -> None:
+@aio
+async def test_a_redis_job_counts_the_requests_packed_past_its_window(redis_server) -> None:
     frontier = node(redis_server, "packed", "a")
-    frontier.heartbeat(30)
-    frontier.push([push_of(f"http://h{i}.example.com/", 9 - i % 2) for i in range(10)])
-    assert frontier.window(4).packed == 7  # down to 3/4 of the window: 3 queued
+    await frontier.heartbeat(30)
+    await frontier.push([push_of(f"http://h{i}.example.com/", 9 - i % 2) for i in range(10)])
+    assert (await frontier.window(4)).packed == 7  # down to 3/4 of the window: 3 queued
     shown = tianwang_cli("frontier", "--redis", redis_server.url, "--job", "packed")
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()

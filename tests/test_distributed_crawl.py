@@ -119,7 +119,9 @@ def start_nodes(web: Web, url: str, workdir: Path, **extra: str) -> list:
             "TIANWANG_REDIS_URL": url,
             "TIANWANG_REDIS_JOB": JOB,
             "TIANWANG_NODE_NAME": f"node{i}",
-            "TIANWANG_LEASE_SECONDS": "3",
+            # Long enough for a node starved of CPU on a loaded machine (a load of 4 on 2
+            # cores) to beat in time, short enough for a killed node's work to come back.
+            "TIANWANG_LEASE_SECONDS": "10",
             "TIANWANG_DATA_DIR": str(workdir / f"data{i}"),
             "ITEM_PIPELINES": STORAGE_ONLY,
             **fetch_log_settings(workdir / f"fetched{i}.txt"),

@@ -17,10 +17,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import redis
 
 from tests.conftest import TestWeb, crawl_command, scrapy_crawl, start_until_stored
 from tests.fetchlog import fetch_log_settings, read_fetch_log, served_beyond_sent
-from tests.redis_server import ensure_redis_server
+from tests.redis_server import RedisServer, ensure_redis_server
 from tests.test_pipelines_dedup import check_against_truth
 from tianwang.analysis.crawlreport import HOSTS, STATS_DIR
 from tianwang.distributed.processes import combined, wait_all
@@ -226,3 +227,51 @@ def test_without_redis_server_on_path_the_crawl_says_so_in_one_line(
     assert result.returncode == 2
     assert "tianwang: error: TIANWANG_PROCESSES above 1 needs redis-server" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def command_lines() -> list[str]:
+    """Every process's command line, as `ps` shows them to any user."""
+    lines = []
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            lines.append(path.read_bytes().replace(b"\0", b" ").decode("utf-8", "replace"))
+        except OSError:
+            continue
+    return lines
+
+
+def test_the_redis_password_shows_in_no_command_line_and_no_log(
+    mirror_web: TestWeb, tmp_path: Path
+) -> None:
+    """Two processes on a redis-server that asks a password, the url with it given in the
+    project's settings: while they crawl no command line (the children's included, which
+    name the url) holds it, nor does anything the crawl logs or writes beside its records."""
+    secret = "s3cret-Pa55"
+    server = RedisServer(tmp_path / "redis", password=secret).start()
+    try:
+        (tmp_path / "secretsettings.py").write_text(
+            f"from tianwang.settings import *  # noqa\nTIANWANG_REDIS_URL = {server.url!r}\n")
+        data = tmp_path / "data"
+        command, env = crawl_command("site", {"seeds": ",".join(homepages(mirror_web))},
+                                     crawl_settings(mirror_web, data, DOWNLOAD_DELAY="0.05"))
+        env["SCRAPY_SETTINGS_MODULE"] = "secretsettings"
+        env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
+        log = tmp_path / "crawl.log"
+        with open(log, "wb") as out:
+            crawl = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=out, stderr=out)
+        children_seen = False
+        while crawl.poll() is None:
+            lines = command_lines()
+            assert not [line for line in lines if secret in line]
+            bare = f"TIANWANG_REDIS_URL=redis://127.0.0.1:{server.port}/0"
+            children_seen |= any(bare in line for line in lines)  # the url, less its password
+            time.sleep(0.2)
+        said = log.read_text(errors="replace")
+        assert crawl.returncode == 0, said[-3000:]
+        assert children_seen and "[2 processes]" in said and secret not in said
+        assert redis.Redis.from_url(server.url).exists("tianwang:{site}:seeded")  # it was used
+        for path in data.rglob("*"):
+            if path.is_file() and path.suffix in (".json", ".tsv", ".txt", ".log"):
+                assert secret not in path.read_text(errors="replace"), path
+    finally:
+        server.stop()

@@ -35,7 +35,7 @@ from scrapy.utils.misc import load_object
 import tianwang.default_settings as defaults
 from tianwang.config import SettingError
 from tianwang.config.names import EXTRA, OTHER_SETTINGS, check_names
-from tianwang.config.shared_crawl import is_shared
+from tianwang.config.shared_crawl import hide_password, is_shared
 from tianwang.verticals import VERTICALS
 
 logger = logging.getLogger(__name__)
@@ -79,7 +79,9 @@ class Tianwang:
 
 
 def apply(settings: BaseSettings) -> tuple[list[str], list[str]]:
-    """Apply the stack, then the vertical; the vertical's settings set and those kept."""
+    """Apply the stack, then the vertical; the vertical's settings set and those kept. A
+    Redis url's password leaves the settings first: Scrapy logs them."""
+    hide_password(settings)
     apply_stack(settings)
     applied_kept = apply_vertical(settings)
     users = [name for name in settings if (settings.getpriority(name) or 0) > ADDON]

@@ -9,12 +9,12 @@ from functools import partial
 from typing import Any
 
 from tianwang.config import SettingError, get_int, get_seconds, get_str_list
-from tianwang.order import MAX_TURNS
+from tianwang.order import MAX_FIRST, MAX_TURNS
 from tianwang.urls import url_weight
 
 # A host's first requests that go before the weights, at most (TIANWANG_HOST_FIRST): the
-# shared frontier's score has 4 bits for their turn.
-MAX_HOST_FIRST = 16
+# shared frontier's score has 4 bits for their turn (tianwang/order.py).
+MAX_HOST_FIRST = MAX_FIRST
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ import os
 import socket
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from tianwang.config import SettingError, get_bool, get_int
 
@@ -60,7 +60,8 @@ def is_shared(settings: Any) -> bool:
 
 
 def redis_url(settings: Any) -> str:
-    """The Redis url, or "" for a local crawl; SettingError for one that is no Redis url."""
+    """The Redis url with its password (for a client only: show safe_url of it), or "" for a
+    local crawl; SettingError for one that is no Redis url."""
     value = settings.get("TIANWANG_REDIS_URL") or ""
     if not value:
         return ""
@@ -68,8 +69,66 @@ def redis_url(settings: Any) -> str:
     if parts is None or parts.scheme not in ("redis", "rediss", "unix") or not (
         parts.hostname or parts.path
     ):
-        raise SettingError("TIANWANG_REDIS_URL", value, "a redis://host:port/db url, or empty")
-    return value
+        shown = safe_url(value) if isinstance(value, str) else value
+        raise SettingError("TIANWANG_REDIS_URL", shown, "a redis://host:port/db url, or empty")
+    return with_password(value)
+
+
+# A Redis password is kept out of what a crawl shows: the settings (Scrapy logs them), its
+# log lines and errors, its child processes' command lines (`ps` shows them to every user).
+# It lives in this environment variable, which child processes inherit and only their user
+# may read (/proc/<pid>/environ); the add-on moves a url's password there (hide_password).
+PASSWORD_ENV = "TIANWANG_REDIS_PASSWORD"
+
+
+def hide_password(settings: Any) -> None:
+    """Move the password of TIANWANG_REDIS_URL into PASSWORD_ENV, the url left without it."""
+    value = settings.get("TIANWANG_REDIS_URL")
+    if not isinstance(value, str) or not value:
+        return
+    try:
+        password = urlsplit(value).password
+    except ValueError:
+        return  # no url: redis_url says so
+    if password:
+        bare, os.environ[PASSWORD_ENV] = split_password(value)
+        settings.set("TIANWANG_REDIS_URL", bare,
+                     priority=settings.getpriority("TIANWANG_REDIS_URL") or "project")
+
+
+def with_password(url: str) -> str:
+    """The url with the password of PASSWORD_ENV, if it has none of its own."""
+    password = os.environ.get(PASSWORD_ENV)
+    parts = urlsplit(url)
+    if not password or parts.password or not parts.hostname:
+        return url
+    user = quote(unquote(parts.username or ""), safe="")
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"{user}:{quote(password, safe='')}@{host}"))
+
+
+def safe_url(url: str) -> str:
+    """The url to show: its password, if any, as ***."""
+    try:
+        parts = urlsplit(url)
+        if not parts.password:
+            return url
+    except ValueError:
+        return url.split("@")[-1] if "@" in url else url
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{parts.netloc.rsplit('@', 1)[-1]}"))
+
+
+def split_password(url: str) -> tuple[str, str | None]:
+    """(the url without its password, the password or None)."""
+    password = urlsplit(url).password
+    return (_without_password(url), unquote(password)) if password else (url, None)
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit(parts._replace(netloc=user + parts.netloc.rsplit("@", 1)[-1]))
 
 
 def _name(settings: Any, name: str) -> str:

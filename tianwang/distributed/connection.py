@@ -26,7 +26,7 @@ from redis.retry import Retry
 from scrapy_redis.connection import get_redis
 
 from tianwang.config import SettingError
-from tianwang.config.shared_crawl import RedisConfig
+from tianwang.config.shared_crawl import RedisConfig, safe_url
 from tianwang.distributed.shards import (
     agree_tags,
     prefix_of,
@@ -101,10 +101,11 @@ def check_redis(settings: Any, spider_name: str = "") -> None:
     try:
         cluster = is_cluster_node(config.url)
     except redis.RedisError as error:
-        raise SettingError("TIANWANG_REDIS_URL", config.url, f"a Redis server ({error})") from None
+        raise SettingError("TIANWANG_REDIS_URL", safe_url(config.url),
+                           f"a Redis server ({error})") from None
     if cluster != config.cluster:  # the wrong client fails later, key by key (MOVED)
         wanted = "a Redis Cluster node" if config.cluster else "a Redis server not in a cluster"
-        raise SettingError("TIANWANG_REDIS_URL", config.url,
+        raise SettingError("TIANWANG_REDIS_URL", safe_url(config.url),
                            f"{wanted}, as TIANWANG_REDIS_CLUSTER = {config.cluster} says")
     job_tags(config)  # its shard count, against the job's
     failover = failover_seconds(config.url) if cluster else None

@@ -38,6 +38,7 @@ from typing import Any
 import redis
 
 from tianwang.analysis.crawlreport import stats_of_process
+from tianwang.config.shared_crawl import PASSWORD_ENV, safe_url, split_password, with_password
 from tianwang.distributed.localredis import LocalRedis, die_with_parent
 from tianwang.distributed.redisfrontier import job_prefix, table_size
 from tianwang.outcome import REFUSED, combined
@@ -83,7 +84,7 @@ def run(plan: Plan) -> int:
     with server as local:
         url = plan.redis_url or local.url
         logger.info("crawl in %d processes sharing %s (job %s)", plan.count,
-                    "a redis-server of its own" if local else url, plan.job)
+                    "a redis-server of its own" if local else safe_url(url), plan.job)
         with _forwarded_signals() as children:
             children.extend(_start(plan, url, i, own=local is not None)
                             for i in range(plan.count))
@@ -98,7 +99,7 @@ def _node(i: int) -> str:
 def _start(plan: Plan, url: str, i: int, own: bool) -> subprocess.Popen[bytes]:
     settings = {
         "TIANWANG_PROCESSES": "1",
-        "TIANWANG_REDIS_URL": url,
+        "TIANWANG_REDIS_URL": split_password(url)[0],
         "TIANWANG_REDIS_JOB": plan.job,
         "TIANWANG_NODE_NAME": _node(i),
         # No process takes a request before all are in the bucket table: no host moves.
@@ -109,13 +110,35 @@ def _start(plan: Plan, url: str, i: int, own: bool) -> subprocess.Popen[bytes]:
         settings["JOBDIR"] = str(Path(plan.jobdir) / f"p{i}")
     if plan.metrics_port:
         settings["TIANWANG_METRICS_PORT"] = str(plan.metrics_port + i)
-    command = list(plan.command)
+    # Its url without a password (which the children inherit in the environment: ps shows
+    # every user a command line), and not the one this command was given.
+    command = _without_setting(plan.command, "TIANWANG_REDIS_URL")
     for name, value in settings.items():
         command += ["-s", f"{name}={value}"]
     env = {**os.environ, CHILD_ENV: f"{i}/{plan.count}", OWN_REDIS_ENV: "1" if own else "0"}
+    password = split_password(url)[1]
+    if password:
+        env[PASSWORD_ENV] = password
     # Its own session: a Ctrl-C at the terminal reaches the supervisor only, which passes it
     # on once (the terminal's and ours would make two: Scrapy's forced shutdown).
     return subprocess.Popen(command, env=env, start_new_session=True, preexec_fn=die_with_parent)
+
+
+def _without_setting(command: list[str], name: str) -> list[str]:
+    """The command line without its -s NAME=... (or --set NAME=..., --set=NAME=...)."""
+    kept, skip = [], False
+    for i, arg in enumerate(command):
+        if skip:
+            skip = False
+            continue
+        if arg in ("-s", "--set") and i + 1 < len(command) and \
+                command[i + 1].startswith(f"{name}="):
+            skip = True
+            continue
+        if arg.startswith(f"--set={name}=") or arg.startswith(f"-s{name}="):
+            continue
+        kept.append(arg)
+    return kept
 
 
 def wait_all(children: list[subprocess.Popen[bytes]], short: Callable[[], bool]) -> list[int]:
@@ -142,7 +165,7 @@ def wait_all(children: list[subprocess.Popen[bytes]], short: Callable[[], bool])
 
 
 def _joined(url: str, job: str) -> int:
-    with redis.Redis.from_url(url) as client:
+    with redis.Redis.from_url(with_password(url)) as client:
         return table_size(client, job_prefix(job))
 
 

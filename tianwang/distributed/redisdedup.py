@@ -43,13 +43,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from redis.exceptions import RedisError
 from scrapy.exceptions import DropItem, NotConfigured
 
 from tianwang.config import get_bool, get_nonempty_str
 from tianwang.config.shared_crawl import RedisConfig
 from tianwang.distributed.connection import connect_async, job_tags
+from tianwang.distributed.faults import fault_of
 from tianwang.distributed.outage import PROBE_INTERVAL, Outage
-from tianwang.distributed.redisfrontier import REDIS_DOWN
 from tianwang.distributed.shards import md5_shard, prefix_of
 from tianwang.formats.mirrors import MirrorTable
 from tianwang.items import PageItem
@@ -107,12 +108,15 @@ class MD5Claims:
             self._sending = False
 
     async def _claim_until_answered(self, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
-        """_claim_all, sent again while Redis is away (HSETNX again: no harm); RedisAway once
-        it has been away for the bound (counted over batches: the next fails at once)."""
+        """_claim_all, sent again while Redis is away or full (HSETNX again: no harm);
+        RedisAway once it has been so for the bound (counted over batches: the next fails at
+        once)."""
         while not self.outage.over(time.monotonic()):
             try:
                 owners = await self._claim_all(claims)
-            except REDIS_DOWN:
+            except RedisError as error:
+                if fault_of(error) is None:  # neither away nor full: the item's error
+                    raise
                 self.outage.begin(time.monotonic())
                 if not self.outage.over(time.monotonic()):
                     await asyncio.sleep(PROBE_INTERVAL)

@@ -2,12 +2,21 @@
 
 The Tianwang add-on makes it the SCHEDULER when TIANWANG_REDIS_URL is set. Requests a node
 finds go, in batches, to the queue in Redis of the node owning their host's bucket
-(redisfrontier.py; the
-Bloom filter in the same script drops urls seen anywhere). A node takes batches from its own
-queue, N sorted for M random as the local frontier picks, leasing them, and picks among them
-with the local frontier's own queue (FrontierSchedulerBase: weight order, first come first
-served, N sorted / M random, skipping hosts whose downloader slot is full). As every
-host is owned by one node, the node's downloader slots are the host's whole state.
+(redisfrontier.py and the modules it names; the Bloom filter in the same script drops urls
+seen anywhere). A node takes batches from its own queue, leasing them, and picks among them
+with the local frontier's own queue (FrontierSchedulerBase: weight order, host picks,
+skipping hosts whose downloader slot is full). As every host is owned by one node, the
+node's downloader slots are the host's whole state.
+
+Scrapy asks a scheduler for requests and gives it requests without waiting: enqueue_request
+and next_request never call Redis. They fill an outbox and empty a local queue; round trips
+(push the outbox, ack what the engine has finished, take a batch) run as asyncio tasks on
+redis.asyncio, started by the poll every POLL_INTERVAL, by a full outbox, or by a local
+queue running low. A Redis that stalls (a DEBUG SLEEP, a slow disk) pauses the frontier,
+never the downloads in flight. The poll and the heartbeat are supervised
+(frontier/supervisor.py): an error is counted and retried, and past a bound the node stops.
+A Redis away or full (faults.py) is the node's state (nodestate.py): it keeps what it would
+have sent and fetches what it holds, probes, and stops past TIANWANG_REDIS_OUTAGE_SECONDS.
 
 A request is acked (its lease dropped) once the engine has finished with it, after the
 requests its page produced are in Redis, so a node killed at any point loses nothing: its
@@ -21,38 +30,37 @@ start_requests_done (StartDoneMiddleware: this node's seeds are all pushed).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from redis.exceptions import RedisError
 from scrapy import Request, Spider
 from scrapy.utils.defer import deferred_from_coro
 
-from tianwang import meta, scrapy_internals, signals
+from tianwang import meta, order, scrapy_internals, signals
 from tianwang.config import SettingError
 from tianwang.config.frontier import FrontierConfig
 from tianwang.config.shared_crawl import RedisConfig
 from tianwang.distributed.bloom import BloomShape
-from tianwang.distributed.connection import check_redis, connect, job_tags
+from tianwang.distributed.connection import check_redis, connect_async, job_tags
+from tianwang.distributed.faults import FULL, fault_of
 from tianwang.distributed.mapping import bucket_of
-from tianwang.distributed.outage import Outage
-from tianwang.distributed.redisfrontier import (
-    REDIS_DOWN,
-    Push,
-    RedisFrontier,
-    Taken,
-    job_prefix,
-)
+from tianwang.distributed.nodestate import SEEDING, NodeState
+from tianwang.distributed.redisfrontier import Push, RedisFrontier, Taken, job_prefix
+from tianwang.distributed.schema import SchemaError, decode, encode
 from tianwang.distributed.shardedfrontier import ShardedFrontier
 from tianwang.distributed.shards import prefix_of
-from tianwang.frontier.codec import decode, encode
+from tianwang.frontier.linkscore import base_of
 from tianwang.frontier.queue import FrontierQueue
 from tianwang.frontier.scheduler import FrontierSchedulerBase, is_seed, new_queue
 from tianwang.frontier.slots import engine_of
 from tianwang.seeds import SeedError, normalize_seed
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
     from typing import Self
 
     from scrapy.crawler import Crawler
@@ -63,6 +71,8 @@ logger = logging.getLogger(__name__)
 START_DONE = "tianwang.middlewares.startdone.StartDoneMiddleware"
 POLL_INTERVAL = 0.1  # seconds between flushes, acks and refills besides next_request
 WAIT_NOTICE = 30.0  # seconds between two "waiting for seeds" lines of an idle node
+SLOW_NOTICE = 5.0  # a round trip out this long: the node says it waits for Redis
+STOP_REASONS = {FULL: "redis_full"}  # how a node stops past its bound; else unreachable
 
 
 class RedisFrontierScheduler(FrontierSchedulerBase):
@@ -72,6 +82,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
     def from_crawler(cls, crawler: Crawler) -> Self:
         config = FrontierConfig.from_settings(crawler.settings)
         _require_start_done(crawler.settings)
+        _require_shared_order(config)
         spider_name = getattr(crawler.spidercls, "name", "") or ""
         redis_config = RedisConfig.from_settings(crawler.settings, spider_name)
         frontier = open_frontier(redis_config, config)
@@ -91,26 +102,30 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self.batch = redis_config.batch
         self.quorum = redis_config.quorum
         self.window = redis_config.window
+        self.state = NodeState(self.quorum, self.lease_seconds, redis_config.outage_seconds,
+                               time.monotonic())
         self._chunks = 0  # chunks of this node's queue packed in Redis, at the last look
-        self._quorum_met = self.quorum <= 1
         self._outbox: list[Push] = []
         # local id -> (taken from Redis, its request): leased, pending here
         self._local: dict[int, tuple[Taken, Request]] = {}
         self._next_id = 0
-        self._members: dict[str, str] = {}  # url handed out -> member
+        # url handed out -> its members in flight whose page is not marked stored yet (two
+        # requests of one url may be out at once: dont_filter, a refresh)
+        self._members: dict[str, deque[str]] = {}
         # finished, to ack after the outbox is pushed: (member, its url's link key or "")
         self._done: list[tuple[str, str]] = []
         self._owned: set[int] = set()
-        self._starting = True
-        self._start_done = False  # StartDoneMiddleware said so
-        self._finished = False
+        self._lost: set[int] = set()  # buckets moved to other nodes, to give back
+        self._stale_cash: list[tuple[int, Request]] = []  # handed out: their cash read again
         self._last_empty_take = 0.0
         self._item_cash: dict[int, float] = {}  # local id -> its url's cash when taken
         self._wait_noticed = 0.0
         self._quorum_noticed = time.monotonic()  # the first notice after WAIT_NOTICE
-        self.outage = Outage(redis_config.outage_seconds)
-        self._last_beat = time.monotonic()  # the last heartbeat Redis answered
-        self._gave_up = False  # the outage passed its bound: the spider is closing
+        self._refusals: set[str] = set()  # kinds of requests the schema refused, said once
+        self._trips = asyncio.Lock()  # one round trip (and orphan check) at a time
+        self._kick_task: asyncio.Future | None = None
+        self._calls: dict[object, float] = {}  # calls to Redis out now -> when they began
+        self._slow_said = False
 
     # --- Scrapy's scheduler interface ----------------------------------------------------
 
@@ -118,11 +133,16 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
     def check_settings(cls, settings: Any, spider_name: str = "") -> None:
         super().check_settings(settings, spider_name)
         _require_start_done(settings)
+        _require_shared_order(FrontierConfig.from_settings(settings))
         check_redis(settings, spider_name)
 
-    def open(self, spider: Spider) -> None:
-        self.frontier.load_scripts()
-        if self.frontier.finished():
+    def open(self, spider: Spider) -> Any:
+        return deferred_from_coro(self._open(spider))
+
+    async def _open(self, spider: Spider) -> None:
+        self.spider = spider
+        await self.frontier.load_scripts()
+        if await self.frontier.finished():
             # Its keys stay in Redis: every url it saw is skipped, so nothing new is crawled.
             job = self.frontier.job
             self.stats.set_value("tianwang/redis/job_had_finished", 1)
@@ -130,68 +150,75 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 "job %s has finished already (its keys tianwang:{%s}:* are in Redis): every url "
                 "it saw is skipped. To crawl afresh, give a new TIANWANG_REDIS_JOB or delete "
                 "the keys (python3 -m tianwang feed --redis URL --job %s --reset)", job, job, job)
-        self.frontier.starting(True)
-        self._heartbeat()
+        await self.frontier.starting(True)
+        await self._heartbeat()
+        await self._keep()
         signals_ = self.crawler.signals
         signals_.connect(self._page_stored, signal=signals.page_stored)
         signals_.connect(self._start_requests_done, signal=signals.start_requests_done)
         super().open(spider)
-        logger.info(
-            "Redis frontier: node %s of job %s, %d buckets owned of %d",
-            self.frontier.node,
-            self.frontier.job,
-            len(self._owned),
-            self.frontier.buckets,
-        )
+        logger.info("Redis frontier: node %s of job %s, %d buckets owned of %d",
+                    self.frontier.node, self.frontier.job, len(self._owned),
+                    self.frontier.buckets)
 
-    def loops(self) -> list[tuple[Callable[[], None], float]]:
-        return [(self._while_reachable(self._poll), POLL_INTERVAL),
-                (self._while_reachable(self._heartbeat), max(0.2, self.lease_seconds / 3))]
+    def loops(self) -> list[tuple[Callable[[], Any], float]]:
+        # _notice_slow on its own: the other two wait on Redis when it stalls.
+        beat = max(0.2, self.lease_seconds / 3)
+        return [(self._poll, POLL_INTERVAL), (self._beat, beat),
+                (self._upkeep, min(1.0, beat)), (self._notice_slow, 1.0)]
 
-    def close(self, reason: str) -> None:
+    def close(self, reason: str) -> Any:
+        return deferred_from_coro(self._close(reason))
+
+    async def _close(self, reason: str) -> None:
         super().close(reason)
         self.crawler.signals.disconnect(self._page_stored, signal=signals.page_stored)
-        self.crawler.signals.disconnect(
-            self._start_requests_done, signal=signals.start_requests_done
-        )
+        self.crawler.signals.disconnect(self._start_requests_done,
+                                        signal=signals.start_requests_done)
+        if self._kick_task is not None:
+            self._kick_task.cancel()
         # Whatever this node holds and has not finished goes back for the others.
         unfinished = [taken.member for taken, _request in self._local.values()]
         unfinished += [member for member, _slot in self._inflight.values()]
-        if self.outage.down and not self.frontier.reachable():
+        fault = self.state.fault
+        if fault and not await self.frontier.reachable(write=fault == FULL):
             self._left_behind(len(unfinished))
         else:
             try:
-                self._sync(take=False)
-                self.frontier.release(unfinished)
-                self.frontier.leave()
+                await self.round_trip(take=False)
+                await self.frontier.release(unfinished)
+                await self.frontier.leave()
                 self.counts["tianwang/redis/released"] += len(unfinished)
-            except REDIS_DOWN:
+            except RedisError as error:
+                self.state.cause = str(error)
                 self._left_behind(len(unfinished))
         self._add_counts_to_stats()
         self.slots.close()
+        await self.frontier.close()
 
     def _left_behind(self, unfinished: int) -> None:
         """Closing without Redis: say what the others will redo."""
         logger.error(
-            "Redis unreachable as node %s closes: its %d requests not fetched go back to the "
-            "queues when its lease runs out (TIANWANG_LEASE_SECONDS); %d pushes, %d acks and "
-            "%d stored marks not sent (links found here are lost, pages done here are "
-            "fetched again by another node)", self.frontier.node, unfinished,
-            len(self._outbox), len(self._done), self.frontier.marks_unsent)
+            "Redis unreachable as node %s closes (%s): its %d requests not fetched go back to "
+            "the queues when its lease runs out (TIANWANG_LEASE_SECONDS); %d pushes, %d acks "
+            "and %d stored marks not sent (the pages not acked are fetched again by another "
+            "node, and their links found again)", self.frontier.node, self.state.cause or
+            "its last call failed", unfinished, len(self._outbox), len(self._done),
+            self.frontier.marks_unsent)
 
     def _page_stored(self, item: Any) -> None:
         """The item's page is written (signals.page_stored): say so in Redis before its ack,
         for a kill in between must not get it stored again by the node that fetches it next."""
         url = getattr(item, "requested_url", None)  # a PageItem's first url (before redirects)
-        member = self._members.get(url) if url else None
-        if member is not None:
-            self.frontier.stored(member, send=not self.outage.down)
+        members = self._members.get(url) if url else None
+        if members:
+            self.frontier.stored(members.popleft(), send=self.state.fault is None)
 
     def _start_requests_done(self) -> None:
-        self._start_done = True
+        self.state.start_done = True
 
     def has_pending_requests(self) -> bool:
-        return bool(self._local or self._outbox) or not self._finished
+        return bool(self._local or self._outbox) or not self.state.finished
 
     def __len__(self) -> int:
         return len(self._local)
@@ -200,86 +227,126 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         fingerprint = None
         if not request.dont_filter:
             fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
+        # The weight without its cash: the push script adds the bonus of the url's cash, the
+        # share its link brings for a new url, the sum for one seen before (link relations).
         weight = self.weigh(request.url) + request.meta.get(meta.BOOST, 0)
-        share = 0.0
-        if self.cash is not None and fingerprint is not None:
-            # The link's share goes with the push: a url seen before rises in Redis; a new
-            # one is pushed with the share's weight.
+        share, base = 0.0, 0
+        if self.cash is not None:
             share, first = self.link_share(request)
-            weight += self.cash.first_bonus(share, first)
+            base = base_of(first) if self.cash.relative else 0
+        try:
+            blob = encode(request, self.spider)
+        except SchemaError as error:
+            self._refuse(error)
+            return False
         host = self.slots.key(request)
-        blob = encode(request, self.spider)
         bucket = bucket_of(host, self.frontier.buckets)
         slot = self.queue_slots.name(host, request.meta.get(meta.DEPTH, 0))  # for host turns
         self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint, slot,
-                                 is_seed(request), host, share))
+                                 is_seed(request), host, share, base))
         if len(self._outbox) >= self.batch:
-            self._reaching(self._sync, take=False)
+            self._kick(take=False)
         return True  # a duplicate is known only when the batch is pushed
+
+    def _refuse(self, error: SchemaError) -> None:
+        """A request the shared crawl cannot carry: said once a kind, counted, not queued."""
+        self.counts["tianwang/redis/refused_requests"] += 1
+        kind = str(error).split(": ", 1)[-1]
+        if kind not in self._refusals:
+            self._refusals.add(kind)
+            logger.error("Shared crawl: %s (refused; more like it are counted in "
+                         "tianwang/redis/refused_requests)", error)
 
     def next_request(self) -> Request | None:
         self._collect_done()
-        if self._lease_gone():
+        if not self.state.may_hand_out(time.monotonic()):
             return None
         item = self._pick()
-        # Nothing to pick: push the links just found (they may be this node's) and take more
-        # now, not at the next poll.
-        if item is None and self._reaching(self._sync, force=True):
-            item = self._pick()
+        if len(self._local) <= self.batch // 2 + (item is not None):
+            # Take more now, not at the next poll: with nothing to pick (every host here
+            # busy), up to 8 batches, rather than leave connections idle.
+            self._kick(force=item is None)
         if item is None:
             return None
         taken, request = self._local.pop(item)
-        self._members[request.url] = taken.member
+        self._members.setdefault(request.url, deque()).append(taken.member)
+        if self.cash is not None and not request.dont_filter:
+            self._stale_cash.append((taken.bucket, request))
         return self._hand_out(item, request, taken.member)
 
     # --- Redis round trips ---------------------------------------------------------------
 
-    def _sync(self, take: bool = True, force: bool = False) -> bool:
-        """One round trip: push the outbox, ack the finished requests (after their links are
-        in), and take a batch when the local queue runs low. True if requests came.
+    def _kick(self, take: bool = True, force: bool = False) -> None:
+        """A round trip now, in a task of its own (one at a time; a fault is the state's)."""
+        if self.state.fault or self.state.stopping:
+            return
+        if self._kick_task is None or self._kick_task.done():
+            self._kick_task = asyncio.ensure_future(self._kicked(take, force))
+
+    async def _kicked(self, take: bool, force: bool) -> None:
+        try:
+            await self._reaching(self.round_trip(take=take, force=force))
+        except Exception as error:  # noqa: BLE001 - the next poll meets it and its supervisor
+            self.counts["tianwang/loops/errors/kick"] += 1  # counts and stops past the bound
+            logger.debug("round trip failed: %r", error)
+
+    async def round_trip(self, take: bool = True, force: bool = False) -> bool:
+        """Push the outbox, ack the finished requests (after their links are in), and take a
+        batch when the local queue runs low: one round trip a shard. True if requests came.
+        Whatever it carried goes again with the next one if it fails (pushes and acks are
+        idempotent).
 
         force: the local queue has nothing a pick may take (every host in it is busy), so
-        take more, up to 8 batches held, rather than leave connections idle.
+        take more, up to 8 batches held, rather than leave connections idle; no longer so
+        once another round trip brought requests while this one waited for its turn.
         """
-        outbox, self._outbox = self._outbox, []
-        done, self._done = self._done, []
-        counts = self._take_counts(force, fresh=bool(outbox)) if take else (0, 0)
-        if not outbox and not done and counts == (0, 0):
-            return False
-        unreplicated = self.frontier.unreplicated
-        try:
-            flags, taken = self.frontier.sync(outbox, done, *counts)
-        except REDIS_DOWN:  # kept for the next round trip (pushes and acks are idempotent)
-            self._outbox[:0], self._done[:0] = outbox, done
-            raise
-        self.stats.inc_value("tianwang/redis/round_trips/frontier")  # for the live view
-        if self.frontier.unreplicated > unreplicated:
-            self.counts["tianwang/redis/unreplicated"] += 1
-            logger.warning("Redis replica did not confirm a round trip within a second: going "
-                           "on without waiting for it for a while (a failover then may lose "
-                           "the last round trips)")
-        self.counts["tianwang/frontier/links/raised"] += self.frontier.raised
-        if outbox:
-            new = sum(flags)
-            self.counts["scheduler/enqueued"] += new
-            self.counts["tianwang/frontier/dedup/filtered"] += len(outbox) - new
-        if counts != (0, 0) and not taken:
-            self._last_empty_take = time.monotonic()
+        held = len(self._local)
+        async with self._trips:
+            force = force and len(self._local) <= held
+            outbox, self._outbox = self._outbox, []
+            done, self._done = self._done, []
+            counts = self._take_counts(force, fresh=bool(outbox)) if take else (0, 0)
+            if not outbox and not done and counts == (0, 0):
+                return False
+            unreplicated = self.frontier.unreplicated
+            try:
+                flags, taken = await self.frontier.sync(outbox, done, *counts)
+            except BaseException:
+                self._outbox[:0], self._done[:0] = outbox, done
+                raise
+            self.stats.inc_value("tianwang/redis/round_trips/frontier")  # the live view
+            if self.frontier.unreplicated > unreplicated:
+                self.counts["tianwang/redis/unreplicated"] += 1
+                logger.warning("Redis replica did not confirm a round trip within a second: "
+                               "going on without waiting for it for a while (a failover then "
+                               "may lose the last round trips)")
+            self.counts["tianwang/frontier/links/raised"] += self.frontier.raised
+            if outbox:
+                new = sum(flags)
+                self.counts["scheduler/enqueued"] += new
+                self.counts["tianwang/frontier/dedup/filtered"] += len(outbox) - new
+            if counts != (0, 0) and not taken:
+                self._last_empty_take = time.monotonic()
+            first = self._next_id
+            bad = [entry for entry in taken if not self._add_local(entry)]
+            for entry in bad:
+                await self.frontier.set_aside(entry.member, entry.blob or b"")
+            if self.cash is not None and taken:
+                await self._learn_cash(range(first, self._next_id))
+            if self._stale_cash:
+                await self._refresh_cash()
+            self.counts["tianwang/redis/taken"] += len(taken) - len(bad)
         if len(taken) < sum(counts) and self._chunks:  # the queue ran short: unpack now
-            self._window()
-        first = self._next_id
-        for entry in taken:
-            self._add_local(entry)
-        if self.cash is not None and taken:
-            self._learn_cash(range(first, self._next_id))
-        self.counts["tianwang/redis/taken"] += len(taken)
+            await self._window()
+        if taken:
+            self._nudge_engine()
         return bool(taken)
 
     def _take_counts(self, force: bool, fresh: bool) -> tuple[int, int]:
         """(sorted, random) to take now: none while enough is held, or while this node's
         queue was empty a moment ago and nothing was pushed since."""
         held = len(self._local)
-        if not self._quorum_met:
+        if not self.state.may_take():
             return 0, 0
         if held >= (8 * self.batch if force else self.batch // 2 + 1):
             return 0, 0
@@ -293,34 +360,59 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         sorted_count = max(1, round(self.batch * (1 - random_share)))
         return sorted_count, self.batch - sorted_count
 
-    def _add_local(self, taken: Taken) -> None:
+    def _add_local(self, taken: Taken) -> bool:
+        """Queue a request taken from Redis here; False for one that does not decode."""
+        try:
+            request = decode(taken.blob or b"", self.spider)
+        except SchemaError as error:
+            self.counts["tianwang/redis/requests_set_aside"] += 1
+            logger.error("Redis: request %s of node %s does not decode (%s): set aside in "
+                         "badrequests", taken.member, self.frontier.node, error)
+            return False
         item = self._next_id
         self._next_id += 1
-        request = decode(taken.blob, self.spider)
         if taken.stored:
             request.meta[meta.STORED] = True
             self.counts["tianwang/redis/stored_before"] += 1
         self._local[item] = (taken, request)
         self._push(item, taken.weight, taken.priority, self.slot_name(request),
                    first_turn=taken.first_turn)
+        return True
 
-    def _learn_cash(self, items: range) -> None:
+    async def _learn_cash(self, items: range) -> None:
         """The cash in Redis of requests just taken: what their pages' links will share."""
         fingerprint = self.crawler.request_fingerprinter.fingerprint
-        requests = [self._local[item][1] for item in items]
-        filtered = [(item, r) for item, r in zip(items, requests, strict=True) if not r.dont_filter]
-        cash = self.frontier.cash_of([(self._local[item][0].bucket, fingerprint(request))
-                                      for item, request in filtered])
-        for (item, _request), value in zip(filtered, cash, strict=True):
+        held = [(item, self._local[item]) for item in items if item in self._local]
+        filtered = [(item, taken, request) for item, (taken, request) in held
+                    if not request.dont_filter]
+        cash = await self.frontier.cash_of([(taken.bucket, fingerprint(request))
+                                            for _item, taken, request in filtered])
+        for (item, _taken, _request), value in zip(filtered, cash, strict=True):
             self._item_cash[item] = value
+
+    async def _refresh_cash(self) -> None:
+        """The cash of the pages handed out since the last round trip, read again: links
+        pushed after their take raised it, and their links share what it is now."""
+        stale, self._stale_cash = self._stale_cash, []
+        fingerprint = self.crawler.request_fingerprinter.fingerprint
+        cash = await self.frontier.cash_of([(bucket, fingerprint(request))
+                                            for bucket, request in stale])
+        for (_bucket, request), value in zip(stale, cash, strict=True):
+            if request.url in self._page_cash:
+                self._page_cash[request.url] = max(value, self._page_cash[request.url])
 
     def _page_cash_of(self, item: int, request: Request) -> float:
         return self._item_cash.pop(item, 0.0)
 
     def _requests_done(self, requests: list[Request], tokens: list[Any]) -> None:
         """Queue for ack the requests the engine has finished with."""
-        for request in requests:
-            self._members.pop(request.url, None)
+        for request, member in zip(requests, tokens, strict=True):
+            members = self._members.get(request.url)
+            if members is not None:
+                if member in members:
+                    members.remove(member)
+                if not members:
+                    del self._members[request.url]
         self._done.extend(zip(tokens, map(self._link_key, requests), strict=True))
 
     def _link_key(self, request: Request) -> str:
@@ -329,32 +421,46 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             return ""
         return self.frontier.link_key(self.crawler.request_fingerprinter.fingerprint(request))
 
-    def _poll(self) -> None:
-        if not self._quorum_met:
+    # --- the periodic tasks (supervised: frontier/supervisor.py) -------------------------
+
+    async def _poll(self) -> None:
+        if self.state.fault:
+            await self._probe()
+            return
+        await self._reaching(self._poll_once())
+
+    async def _poll_once(self) -> None:
+        state = self.state
+        if not state.quorum_met:
             # A heartbeat each poll until then: nodes joining at once may each have made the
             # table from a stale view of the others, and a heartbeat mends it.
-            self._heartbeat()
-            joined = self.frontier.table_size()
-            self._quorum_met = joined >= self.quorum
-            if not self._quorum_met:
+            await self._heartbeat()
+            joined = await self.frontier.table_size()
+            if joined >= self.quorum:
+                state.quorum_reached()
+            else:
                 self._notice_quorum(joined)
         self._collect_done()
-        self._take_feed()
-        if self._starting and self._start_done:
-            self._sync(take=False)  # the start requests are all in Redis now
-            self.frontier.starting(False)
-            self._starting = False
-        self._sync()
-        if not self._local and not self._inflight and not self._outbox:
-            self._finished = self.frontier.finished()
-            if not self._finished:
-                self._notice_waiting()
+        await self._take_feed()
+        if state.phase == SEEDING and state.start_done:
+            await self.round_trip(take=False)  # the start requests are all in Redis now
+            await self.frontier.starting(False)
+            state.seeds_in()
+        await self.round_trip()
+        if not self._local and not self._inflight and not self._outbox and not state.seeding:
+            state.job_finished(await self.frontier.finished())
+            if not state.finished:
+                await self._notice_waiting()
         self._nudge_engine()
 
-    def _take_feed(self) -> None:
+    async def _beat(self) -> None:
+        if not self.state.fault:
+            await self._reaching(self._heartbeat())
+
+    async def _take_feed(self) -> None:
         """Urls pushed into the job's feed list enter as seeds do: through this node's
         push, so the Bloom filter drops those seen and each goes to its host's node."""
-        urls = self.frontier.take_feed(self.batch)
+        urls = await self.frontier.take_feed(self.batch)
         for url in urls:
             try:
                 request = Request(normalize_seed(url))
@@ -367,10 +473,10 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if urls:
             logger.info("feed: took %d urls pushed into %sfeed", len(urls), self.frontier.prefix)
 
-    def _notice_waiting(self) -> None:
+    async def _notice_waiting(self) -> None:
         """An idle node of a job nobody has seeded says so, every WAIT_NOTICE seconds."""
         now = time.monotonic()
-        if now - self._wait_noticed < WAIT_NOTICE or self.frontier.seeded():
+        if now - self._wait_noticed < WAIT_NOTICE or await self.frontier.seeded():
             return
         self._wait_noticed = now
         job = self.frontier.job
@@ -388,15 +494,31 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         logger.info("node %s waits for %d nodes to join (TIANWANG_REDIS_QUORUM) before "
                     "crawling: %d so far", self.frontier.node, self.quorum, joined)
 
+    def _notice_slow(self) -> None:
+        """A call to Redis out for SLOW_NOTICE seconds (Redis stalled): said once, and its
+        end."""
+        began = min(self._calls.values(), default=0.0)
+        if began and not self._slow_said and time.monotonic() - began >= SLOW_NOTICE:
+            self._slow_said = True
+            self.counts["tianwang/redis/stalls"] += 1
+            logger.warning("Redis has not answered for %.0f s: node %s pauses its frontier "
+                           "(the %d requests it holds are still fetched)", SLOW_NOTICE,
+                           self.frontier.node, len(self._local))
+        elif not began and self._slow_said:
+            self._slow_said = False
+            logger.warning("Redis answers again: node %s goes on", self.frontier.node)
+
     def _nudge_engine(self) -> None:
         """Have the engine ask for requests now, not at its 5 s heartbeat."""
         engine = engine_of(self.crawler)
-        if engine is not None and (self._local or self._finished):
+        if engine is not None and (self._local or self.state.finished):
             scrapy_internals.wake(engine)
 
-    def _heartbeat(self) -> None:
-        membership = self.frontier.heartbeat(self.lease_seconds)
-        self._last_beat = time.monotonic()
+    async def _heartbeat(self) -> None:
+        """Say this node lives, and learn the table: quick, so that a node busy with its
+        upkeep never misses its lease (the upkeep is a loop of its own)."""
+        membership = await self.frontier.heartbeat(self.lease_seconds)
+        self.state.beat(time.monotonic())
         if membership.added and self._owned:
             # Taken for dead (blocked past the lease): the requests held here were given to
             # the queues again, so drop them rather than fetch them twice.
@@ -405,81 +527,97 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if membership.reaped:
             self.counts["tianwang/redis/reaped"] += membership.reaped
             logger.info("Requeued %d requests of stopped nodes", membership.reaped)
-        self._release_orphans()
-        self._window()
-        table = membership.table or self.frontier.table()
+        table = membership.table or await self.frontier.table()
         owned = {b for b, node in enumerate(table) if node == self.frontier.node}
         if owned != self._owned:
-            lost = self._owned - owned
+            self._lost |= self._owned - owned  # given back by the upkeep
             self._owned = owned
-            if lost:
-                self._give_back(lost)
 
-    # --- Redis away ----------------------------------------------------------------------
+    async def _upkeep(self) -> None:
+        if not self.state.fault:
+            await self._reaching(self._keep())
 
-    def _while_reachable(self, call: Callable[[], None]) -> Callable[[], None]:
-        """call, run while Redis answers; while it does not, a probe now and then instead."""
+    async def _keep(self) -> None:
+        """What moved to other nodes given back, orphaned leases released, the window kept."""
+        if self._lost:
+            lost, self._lost = self._lost, set()
+            await self._give_back(lost)
+        await self._release_orphans()
+        await self._window()
 
-        def run() -> None:
-            if self.outage.down and not self._back():
-                return
-            self._reaching(call)
+    # --- Redis away or full --------------------------------------------------------------
 
-        return run
-
-    def _reaching(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """call's result; None while Redis is away, or if it goes away during the call."""
-        if self.outage.down:
-            return None
+    async def _reaching(self, call: Awaitable[Any]) -> Any:
+        """call's result; None if Redis is away or full (the node's state says so then).
+        Another error is the caller's (the supervisor counts it)."""
+        token = object()
+        self._calls[token] = time.monotonic()
         try:
-            return call(*args, **kwargs)
-        except REDIS_DOWN as error:
-            self.outage.begin(time.monotonic())
-            self.counts["tianwang/redis/outages"] += 1
-            bound = self.outage.bound
+            return await call
+        except RedisError as error:
+            kind = fault_of(error)
+            if kind is None:
+                raise
+            self._fault(kind, error)
+            return None
+        finally:
+            del self._calls[token]
+
+    def _fault(self, kind: str, error: BaseException) -> None:
+        if not self.state.fault_began(kind, str(error), time.monotonic()):
+            return
+        self.counts[f"tianwang/redis/{'full' if kind == FULL else 'outages'}"] += 1
+        bound = self.state.outage.bound
+        waits = f"up to {bound} s" if bound else "as long as it takes"
+        if kind == FULL:
+            logger.error(
+                "Redis is full (%s): node %s pauses, keeping %d pushes and %d acks to send "
+                "once Redis takes them, and waits %s (TIANWANG_REDIS_OUTAGE_SECONDS); "
+                "raise maxmemory or free memory", error, self.frontier.node, len(self._outbox),
+                len(self._done), waits)
+        else:
             logger.error(
                 "Redis unreachable (%s): node %s goes on with the %d requests it holds and "
                 "waits for Redis %s (TIANWANG_REDIS_OUTAGE_SECONDS)", error, self.frontier.node,
-                len(self._local), f"up to {bound} s" if bound else "as long as it takes")
-            return None
+                len(self._local), waits)
 
-    def _back(self) -> bool:
-        """During an outage: whether Redis answers again. Stops the node past the bound."""
-        now = time.monotonic()
-        lasted = self.outage.lasted(now)
-        if self.outage.over(now):
-            self._give_up(lasted)
-            return False
-        if not (self.outage.probe_due(now) and self.frontier.reachable()):
-            if self.outage.notice_due(now):
-                logger.warning("Redis still unreachable after %.0f s: node %s waits",
-                               lasted, self.frontier.node)
-            return False
-        self.outage.end(now)
+    async def _probe(self) -> None:
+        """During a fault: whether Redis takes calls again. Stops the node past the bound."""
+        state, now = self.state, time.monotonic()
+        lasted = state.outage.lasted(now)
+        if state.past_bound(now):
+            self._give_up()
+            return
+        if not state.outage.probe_due(now):
+            if state.outage.notice_due(now):
+                logger.warning("Redis still %s after %.0f s: node %s waits",
+                               "full" if state.fault == FULL else "unreachable", lasted,
+                               self.frontier.node)
+            return
+        if not await self.frontier.reachable(write=state.fault == FULL):
+            return
+        state.fault_ended(now)
         self.counts["tianwang/redis/outage_seconds"] += round(lasted)
         logger.warning("Redis answers again after %.0f s: node %s goes on", lasted,
                        self.frontier.node)
-        return True
 
-    def _lease_gone(self) -> bool:
-        """Redis away longer than half a lease: the others may take this node for dead and
-        give what it holds to another node, so it stops handing requests out (each would be
-        fetched twice); its heartbeat says, once Redis is back, whether it was."""
-        return self.outage.down and time.monotonic() - self._last_beat > self.lease_seconds / 2
-
-    def _give_up(self, lasted: float) -> None:
+    def _give_up(self) -> None:
         engine = engine_of(self.crawler)
-        if engine is None or self._gave_up:
+        if engine is None or self.state.stopping:
             return
-        self._gave_up = True
+        reason = STOP_REASONS.get(self.state.fault or "", "redis_unreachable")
+        self.state.stopping = reason
         self.stats.set_value("tianwang/redis/gave_up", 1)
-        logger.error("Redis unreachable for %.0f s (TIANWANG_REDIS_OUTAGE_SECONDS = %d): node "
-                     "%s stops", lasted, self.outage.bound, self.frontier.node)
-        deferred_from_coro(engine.close_spider_async(reason="redis_unreachable"))
+        what = "full" if self.state.fault == FULL else "unreachable"
+        # The bound, not the clock's reading: a loaded machine polls late, the bound is what
+        # was passed.
+        logger.error("Redis %s for %d s (TIANWANG_REDIS_OUTAGE_SECONDS = %d): node %s stops",
+                     what, self.state.outage.bound, self.state.outage.bound, self.frontier.node)
+        deferred_from_coro(engine.close_spider_async(reason=reason))
 
-    def _window(self) -> None:
+    async def _window(self) -> None:
         """Keep this node's queue in Redis within TIANWANG_REDIS_WINDOW."""
-        window = self.frontier.window(self.window)
+        window = await self.frontier.window(self.window)
         self._chunks = window.chunks
         if window.packed or window.unpacked:
             self.counts["tianwang/redis/packed"] += window.packed
@@ -490,24 +628,27 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                          "%sbadchunks, its requests lost", name, self.frontier.node,
                          self.frontier.prefix)
 
-    def _release_orphans(self) -> None:
+    async def _release_orphans(self) -> None:
         """Leases this node holds in Redis but not here: a take whose reply was lost (a
-        connection cut and the call retried). Without this they would never be fetched."""
-        known = {taken.member for taken, _request in self._local.values()}
-        known.update(member for member, _slot in self._inflight.values())
-        known.update(member for member, _key in self._done)
-        orphans = self.frontier.leased() - known
-        if orphans:
-            self.frontier.release(orphans)
-            self.counts["tianwang/redis/orphans_released"] += len(orphans)
+        connection cut and the call retried). Without this they would never be fetched. Not
+        while a round trip is out: its takes are leased and not here yet."""
+        async with self._trips:
+            known = {taken.member for taken, _request in self._local.values()}
+            known.update(member for member, _slot in self._inflight.values())
+            known.update(member for member, _key in self._done)
+            orphans = await self.frontier.leased() - known
+            if orphans:
+                await self.frontier.release(orphans)
+                self.counts["tianwang/redis/orphans_released"] += len(orphans)
 
-    def _give_back(self, buckets: set[int]) -> None:
+    async def _give_back(self, buckets: set[int]) -> None:
         """Buckets moved to another node: give it the requests of theirs not yet fetched."""
-        items = {item for item, (taken, _) in self._local.items() if taken.bucket in buckets}
-        if items:
-            self.frontier.release([self._local[item][0].member for item in items])
-            self.counts["tianwang/redis/given_back"] += len(items)
-            self._drop_local(items)
+        async with self._trips:
+            items = {item for item, (taken, _) in self._local.items() if taken.bucket in buckets}
+            if items:
+                await self.frontier.release([self._local[item][0].member for item in items])
+                self.counts["tianwang/redis/given_back"] += len(items)
+                self._drop_local(items)
 
     def _drop_local(self, items: set[int]) -> None:
         """Forget local requests: the local queue is rebuilt without them."""
@@ -527,17 +668,19 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
 
 def open_frontier(redis_config: RedisConfig, config: FrontierConfig) -> ShardedFrontier:
     """This node's view of the job's frontier over its shards: on a cluster a client of each
-    shard's master (and of the home's), on one redis-server one client for all. Each shard's
-    Bloom filter is sized for its share of TIANWANG_EXPECTED_URLS."""
+    shard's master (and of the home's), on one redis-server one client for all (asyncio
+    clients, made in the crawl's event loop). Each shard's Bloom filter is sized for its
+    share of TIANWANG_EXPECTED_URLS."""
     tags = job_tags(redis_config)
     cluster = redis_config.cluster
-    shared = None if cluster else connect(redis_config.url)
+    shared = None if cluster else connect_async(redis_config.url)
     bloom = BloomShape.for_capacity(-(-config.expected_urls // len(tags)), config.error_rate)
 
     def frontier(prefix: str, shard: tuple[int, int]) -> RedisFrontier:
         return RedisFrontier(
-            shared or connect(redis_config.url, prefix), redis_config.job, redis_config.node,
-            redis_config.buckets, bloom, turns=config.host_turns, link_weight=config.link_weight,
+            shared or connect_async(redis_config.url, prefix), redis_config.job,
+            redis_config.node, redis_config.buckets, bloom, turns=config.host_turns,
+            link_weight=config.link_weight, link_relative=config.link_relative,
             first=config.host_first, seed_first=config.seed_host_first,
             replicas=int(cluster), prefix=prefix, shard=shard)
 
@@ -546,12 +689,21 @@ def open_frontier(redis_config: RedisConfig, config: FrontierConfig) -> ShardedF
     return ShardedFrontier(home, shards)
 
 
+def _require_shared_order(config: FrontierConfig) -> None:
+    """The shared frontier's score has room for MAX_TURNS host turns (tianwang/order.py):
+    more would order a shared crawl otherwise than a local one, so it is refused."""
+    if config.host_turns > order.MAX_TURNS:
+        raise SettingError("TIANWANG_HOST_TURNS", config.host_turns,
+                           f"at most {order.MAX_TURNS} in a crawl shared through Redis (the "
+                           "room its queue's score has for a host's turns)")
+
+
 def _require_start_done(settings: Any) -> None:
     """A shared crawl needs StartDoneMiddleware: without its signal this node would be
     seeding forever in the other nodes' eyes, and the crawl would never end."""
     enabled = {
-        path if isinstance(path, str) else f"{path.__module__}.{path.__qualname__}": order
-        for path, order in settings.getwithbase("SPIDER_MIDDLEWARES").items()
+        path if isinstance(path, str) else f"{path.__module__}.{path.__qualname__}": position
+        for path, position in settings.getwithbase("SPIDER_MIDDLEWARES").items()
     }
     if enabled.get(START_DONE) is None:
         raise SettingError(

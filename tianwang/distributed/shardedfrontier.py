@@ -58,9 +58,9 @@ class ShardedFrontier:
             grouped.setdefault(self._index_of(member), []).append(member)
         return grouped
 
-    def load_scripts(self) -> None:
+    async def load_scripts(self) -> None:
         for frontier in self._all():
-            frontier.load_scripts()
+            await frontier.load_scripts()
 
     def _all(self) -> list[RedisFrontier]:
         """Every frontier to talk to: the shards, and the home if it is none of them."""
@@ -68,14 +68,14 @@ class ShardedFrontier:
 
     # --- requests --------------------------------------------------------------------------
 
-    def sync(
+    async def sync(
         self, pushes: Sequence[Push], acks: Sequence[tuple[str, str]], sorted_count: int,
         random_count: int,
     ) -> tuple[list[bool], list[Taken]]:
         """Push, then ack, then take, as RedisFrontier.sync: over shards, every push before
         any ack. The takes are split by what this node has queued in each shard."""
         if self.single:
-            result = self.shards[0].sync(pushes, acks, sorted_count, random_count)
+            result = await self.shards[0].sync(pushes, acks, sorted_count, random_count)
             self.raised = self.shards[0].raised
             return result
         count = len(self.shards)
@@ -92,7 +92,7 @@ class ShardedFrontier:
         taken: list[Taken] = []
         self.raised = 0
         if pushes:
-            self._seed_home()
+            await self._seed_home()
         taking = bool(sorted_count or random_count)
         for index, shard in enumerate(self.shards):
             # Acks ride with the takes only when nothing is pushed: else after every push.
@@ -100,7 +100,7 @@ class ShardedFrontier:
             if not pushed[index] and not shard_acks and not taking:
                 continue
             # A take looks at every shard, even one given none: what it holds steers the next.
-            shard_flags, shard_taken = shard.sync(
+            shard_flags, shard_taken = await shard.sync(
                 [pushes[i] for i in pushed[index]], shard_acks, sorted_counts[index],
                 random_counts[index], look=taking)
             for i, flag in zip(pushed[index], shard_flags, strict=True):
@@ -110,42 +110,45 @@ class ShardedFrontier:
         if pushes:
             for index, shard in enumerate(self.shards):
                 if acked[index]:
-                    shard.sync((), acked[index], 0, 0)
+                    await shard.sync((), acked[index], 0, 0)
         return flags, taken
 
-    def _seed_home(self) -> None:
+    async def _seed_home(self) -> None:
         """The home's seed flag, which the end check asks for (a shard's own is the shard's)."""
         if not self._home_seeded:
-            self.home.client.set(self.home.key("seeded"), 1)
+            await self.home.client.set(self.home.key("seeded"), 1)
             self._home_seeded = True
 
-    def push(self, pushes: Sequence[Push]) -> list[bool]:
-        return self.sync(pushes, (), 0, 0)[0]
+    async def push(self, pushes: Sequence[Push]) -> list[bool]:
+        return (await self.sync(pushes, (), 0, 0))[0]
 
-    def take(self, sorted_count: int, random_count: int) -> list[Taken]:
-        return self.sync((), (), sorted_count, random_count)[1]
+    async def take(self, sorted_count: int, random_count: int) -> list[Taken]:
+        return (await self.sync((), (), sorted_count, random_count))[1]
 
-    def ack(self, members: Iterable[str], keys: Iterable[str] | None = None) -> None:
+    async def ack(self, members: Iterable[str], keys: Iterable[str] | None = None) -> None:
         members = list(members)
         keys = [""] * len(members) if keys is None else list(keys)
-        self.sync((), list(zip(members, keys, strict=True)), 0, 0)
+        await self.sync((), list(zip(members, keys, strict=True)), 0, 0)
 
     def link_key(self, fingerprint: bytes) -> str:
         return self.shards[0].link_key(fingerprint)
 
-    def cash_of(self, urls: Sequence[tuple[int, bytes]]) -> list[float]:
+    async def cash_of(self, urls: Sequence[tuple[int, bytes]]) -> list[float]:
         """The cash of these urls now, each given as (its bucket, its fingerprint)."""
         if self.single:
-            return self.shards[0].cash_of([fingerprint for _bucket, fingerprint in urls])
+            return await self.shards[0].cash_of([fingerprint for _bucket, fingerprint in urls])
         cash = [0.0] * len(urls)
         grouped: dict[int, list[int]] = {}
         for i, (bucket, _fingerprint) in enumerate(urls):
             grouped.setdefault(shard_of(bucket, len(self.shards)), []).append(i)
         for index, positions in grouped.items():
-            values = self.shards[index].cash_of([urls[i][1] for i in positions])
+            values = await self.shards[index].cash_of([urls[i][1] for i in positions])
             for i, value in zip(positions, values, strict=True):
                 cash[i] = value
         return cash
+
+    async def set_aside(self, member: str, blob: bytes) -> None:
+        await self.shards[self._index_of(member)].set_aside(member, blob)
 
     def stored(self, member: str, send: bool = True) -> None:
         self.shards[self._index_of(member)].stored(member, send)
@@ -154,91 +157,107 @@ class ShardedFrontier:
     def marks_unsent(self) -> int:
         return sum(shard.marks_unsent for shard in self.shards)
 
+    async def close(self) -> None:
+        """Close each client once (on one redis-server the shards share one)."""
+        closed: set[int] = set()
+        for frontier in self._all():
+            if id(frontier.client) not in closed:
+                closed.add(id(frontier.client))
+                await frontier.close()
+
     @property
     def unreplicated(self) -> int:
         return sum(shard.unreplicated for shard in self.shards)
 
-    def reachable(self) -> bool:
-        return all(frontier.reachable() for frontier in self._all())
+    async def reachable(self, write: bool = False) -> bool:
+        for frontier in self._all():
+            if not await frontier.reachable(write):
+                return False
+        return True
 
-    def release(self, members: Iterable[str]) -> None:
+    async def release(self, members: Iterable[str]) -> None:
         for index, group in self._by_shard(members).items():
-            self.shards[index].release(group)
+            await self.shards[index].release(group)
 
-    def leased(self) -> set[str]:
-        return set().union(*(shard.leased() for shard in self.shards))
+    async def leased(self) -> set[str]:
+        leased: set[str] = set()
+        for shard in self.shards:
+            leased |= await shard.leased()
+        return leased
 
-    def window(self, size: int) -> Window:
+    async def window(self, size: int) -> Window:
         """Each shard's part of this node's queue kept near its share of `size`."""
         if self.single:
-            return self.shards[0].window(size)
+            return await self.shards[0].window(size)
         share = -(-size // len(self.shards)) if size else 0
-        windows = [shard.window(share) for shard in self.shards]
+        windows = [await shard.window(share) for shard in self.shards]
         return Window(sum(w.packed for w in windows), sum(w.unpacked for w in windows),
                       sum(w.chunks for w in windows),
                       tuple(itertools.chain(*(w.damaged for w in windows))))
 
     # --- membership ------------------------------------------------------------------------
 
-    def heartbeat(self, lease_seconds: int) -> Membership:
+    async def heartbeat(self, lease_seconds: int) -> Membership:
         """Say this node lives (in the home); in every shard, rebalance its buckets if the
         live nodes changed and reap the dead; then the dead leave the home."""
         if self.single:
-            return self.shards[0].heartbeat(lease_seconds)
-        added, live, dead = self.home.beat(lease_seconds)
-        tables = [shard.rebalance(live) for shard in self.shards]
-        reaped = sum(shard.reap(dead) for shard in self.shards)
-        self.home.forget(dead)
+            return await self.shards[0].heartbeat(lease_seconds)
+        added, live, dead = await self.home.beat(lease_seconds)
+        tables = [await shard.rebalance(live) for shard in self.shards]
+        reaped = 0
+        for shard in self.shards:
+            reaped += await shard.reap(dead)
+        await self.home.forget(dead)
         # What table_size() reads (the quorum): set each beat, for the node that rebalanced
         # the shards may have died before it set it.
-        self.home.client.set(self.home.key("table:nodes"), ",".join(live))
-        table = self.table() if any(t is not None for t in tables) else None
+        await self.home.client.set(self.home.key("table:nodes"), ",".join(live))
+        table = await self.table() if any(t is not None for t in tables) else None
         return Membership(added, table, reaped)
 
-    def table(self) -> list[str]:
+    async def table(self) -> list[str]:
         """The owner of every bucket, each from its shard's table."""
         table = [""] * self.buckets
         for shard in self.shards:
-            own = shard.table()
+            own = await shard.table()
             for bucket in shard.own_buckets:
                 table[bucket] = own[bucket]
         return table
 
-    def leave(self) -> None:
+    async def leave(self) -> None:
         """As RedisFrontier.leave, in every shard; the home last (see the module's doc)."""
         for shard in self.shards:
             if shard is not self.home:
-                shard.reap([self.node], heir="")
-        self.home.leave()
+                await shard.reap([self.node], heir="")
+        await self.home.leave()
 
     # --- start and end ---------------------------------------------------------------------
 
-    def starting(self, flag: bool) -> None:
-        self.home.starting(flag)
+    async def starting(self, flag: bool) -> None:
+        await self.home.starting(flag)
 
-    def take_feed(self, count: int) -> list[str]:
-        return self.home.take_feed(count)
+    async def take_feed(self, count: int) -> list[str]:
+        return await self.home.take_feed(count)
 
-    def seeded(self) -> bool:
-        return self.home.seeded()
+    async def seeded(self) -> bool:
+        return await self.home.seeded()
 
-    def table_size(self) -> int:
-        return self.home.table_size()
+    async def table_size(self) -> int:
+        return await self.home.table_size()
 
-    def finished(self) -> bool:
+    async def finished(self) -> bool:
         """Every shard empty at once, with the home's feed and start (see the module's doc)."""
         if self.single:
-            return self.shards[0].finished()
-        first = self._look()
-        return first is not None and self._look() == first
+            return await self.shards[0].finished()
+        first = await self._look()
+        return first is not None and await self._look() == first
 
-    def _look(self) -> tuple[list[str], list[int]] | None:
-        nodes = self.home.members()
+    async def _look(self) -> tuple[list[str], list[int]] | None:
+        nodes = await self.home.members()
         marks = []
-        if self.home.finished_mark(nodes, home=True) == 0:
+        if await self.home.finished_mark(nodes, home=True) == 0:
             return None
         for shard in self.shards:
-            mark = shard.finished_mark(nodes, home=False)
+            mark = await shard.finished_mark(nodes, home=False)
             if mark == 0:
                 return None
             marks.append(mark)

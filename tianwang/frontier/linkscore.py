@@ -8,7 +8,7 @@ found again while pending gets the new share added: its cash is the sum over the
 linking to it of their cash over their out-degree, so the in-degree of the pages linking to
 it counts, through their own cash. The weight the frontier sorts by is then
 
-    url weight (directory depth) + boost + round(per_doubling * log2(cash)),
+    url weight (directory depth) + boost + per_doubling * log2(cash), rounded half up,
 
 so one directory level is worth 1 / per_doubling doublings of cash: depth still orders the
 urls of one page's links (homepages and short paths first), and a url many pages point at,
@@ -27,13 +27,40 @@ mistake of order, never of what is fetched.
 from __future__ import annotations
 
 import math
+import struct
 from array import array
 
 SEED_CASH = 1.0
 # Cash no url falls below: the log of 0 has no weight; this is 2**-24 (about one share in
 # sixteen million), far below any share a crawl of real pages hands out.
 MIN_CASH = 2.0**-24
+# A url's first share, as the relative discount keeps it: log2 in 1/BASE_SCALE of a doubling.
+BASE_SCALE = 64
 _EMPTY = 0  # a table slot holding no id (ids are stored plus one)
+_FLOAT32 = struct.Struct("<f")
+
+
+def as_float32(value: float) -> float:
+    """The value as the cash is kept (float32, here and in Redis)."""
+    return _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+
+
+def link_bonus(per_doubling: float, cash: float, relative: float = 0.0, base: int = 0) -> int:
+    """The weight a url's cash adds: per_doubling times the doublings of its cash (less
+    `relative` of its first share's, `base` in 1/BASE_SCALE doublings), rounded half up.
+
+    The shared frontier's push script (distributed/lua/push.lua) computes the same, with
+    the same operations in the same order (so the same double, on the same libm), and
+    floor(x + 0.5): Python's round() rounds half to even, Lua has no such function.
+    """
+    doublings = math.log(max(cash, MIN_CASH)) / math.log(2) - relative * base / BASE_SCALE
+    return math.floor(per_doubling * doublings + 0.5)
+
+
+def base_of(first: float) -> int:
+    """The first share's doublings, in 1/BASE_SCALE (an int16), as the discount keeps it."""
+    return max(-(2**15), math.floor(BASE_SCALE * math.log(max(first, MIN_CASH)) / math.log(2)
+                                    + 0.5))
 
 
 class LinkCash:
@@ -72,22 +99,18 @@ class LinkCash:
 
     def bonus(self, cash: float) -> int:
         """The weight cash adds (negative below the seed's cash)."""
-        return round(self.per_doubling * math.log2(max(cash, MIN_CASH)))
+        return link_bonus(self.per_doubling, cash)
 
     def first_bonus(self, cash: float, first: float) -> int:
-        """The bonus of a url its first link just found (what weight_bonus gives after add)."""
-        if not self.relative:
-            return self.bonus(cash)
-        doublings = math.log2(max(cash, MIN_CASH)) - self.relative * math.log2(max(first, MIN_CASH))
-        return round(self.per_doubling * doublings)
+        """The bonus of a url its first link just found: what weight_bonus gives after add
+        (the cash as kept, float32; the first share as the discount keeps it)."""
+        base = base_of(first) if self.relative else 0
+        return link_bonus(self.per_doubling, as_float32(cash), self.relative, base)
 
     def weight_bonus(self, item: int) -> int:
         """The weight an id's cash adds now."""
-        cash = self._cash[item]
-        if not self.relative:
-            return self.bonus(cash)
-        doublings = math.log2(max(cash, MIN_CASH)) - self.relative * self._base[item] / 64
-        return round(self.per_doubling * doublings)
+        base = self._base[item] if self.relative else 0
+        return link_bonus(self.per_doubling, self._cash[item], self.relative, base)
 
     def add(self, item: int, key: int | None, cash: float, first: float = 1.0) -> None:
         """A new id, its url's key (None: never to be found, a dont_filter request), its
@@ -99,7 +122,7 @@ class LinkCash:
         self._check.append(check)
         self._cash.append(cash)
         if self.relative:
-            self._base.append(max(-(2**15), round(64 * math.log2(max(first, MIN_CASH)))))
+            self._base.append(base_of(first))
         if key is None:
             return
         self._used += 1

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.utils.asyncio import create_looping_call
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.job import job_dir
 
@@ -49,8 +50,10 @@ from tianwang.frontier.limits import FrontierLimits
 from tianwang.frontier.linkscore import SEED_CASH, LinkCash
 from tianwang.frontier.politeness import Politeness
 from tianwang.frontier.queue import FrontierQueue, Key
-from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog, clip
+from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog
 from tianwang.frontier.slots import HostSlots, engine_of
+from tianwang.frontier.supervisor import Supervisor
+from tianwang.order import clip_key
 from tianwang.urls import url_host
 
 if TYPE_CHECKING:
@@ -152,12 +155,24 @@ class FrontierSchedulerBase(BaseScheduler):
             return
         scrapy_internals.check(engine)
         for call, interval in self.loops():
-            loop = create_looping_call(call)
+            # Supervised: an error is counted and retried, never the end of the loop.
+            name = getattr(call, "__name__", "loop").strip("_")
+            supervisor = Supervisor(name, call, self.counts, self._gave_up)
+            loop = create_looping_call(supervisor)
             loop.start(interval, now=False)
-            self._loops.append(loop)
+            self._loops.append((loop, supervisor))
 
-    def loops(self) -> list[tuple[Callable[[], None], float]]:
-        """(call, interval in seconds) to run while the crawl runs."""
+    def _gave_up(self, cause: str) -> None:
+        """A periodic task kept failing: the crawl stops, saying why (exit status 1)."""
+        logger.error("Frontier: %s; the crawl stops", cause)
+        self.stats.set_value("tianwang/frontier/failed_task", cause)
+        engine = engine_of(self.crawler)
+        if engine is not None:
+            deferred_from_coro(engine.close_spider_async(reason="frontier_error"))
+
+    def loops(self) -> list[tuple[Callable[[], Any], float]]:
+        """(call, interval in seconds) to run while the crawl runs; a call may be a coroutine
+        function. Each runs supervised (frontier/supervisor.py)."""
         return [(self._collect_done, DONE_CHECK_INTERVAL),
                 (self._record_pending, PENDING_STATS_INTERVAL),
                 (self._forget_idle_hosts, FORGET_HOSTS_INTERVAL)]
@@ -186,9 +201,10 @@ class FrontierSchedulerBase(BaseScheduler):
     def close(self, reason: str) -> None:
         self.crawler.signals.disconnect(self.pending_by_host,
                                         signal=signals.pending_hosts_wanted)
-        for loop in self._loops:
+        for loop, supervisor in self._loops:
             if loop.running:
                 loop.stop()
+            supervisor.cancel()
         if self._wake_call is not None and self._wake_call.active():
             self._wake_call.cancel()
         self._collect_done()
@@ -449,7 +465,8 @@ class FrontierScheduler(FrontierSchedulerBase):
             return False
         share, first = self.link_share(request) if self.cash is not None else (0.0, 1.0)
         bonus = self.cash.first_bonus(share, first) if self.cash is not None else 0
-        weight, priority = clip(
+        # In the ranges the shared frontier's score has room for: the same order in both.
+        weight, priority = clip_key(
             self.weigh(request.url) + request.meta.get(meta.BOOST, 0) + bonus, request.priority
         )
         name = self.slot_name(request)
@@ -484,7 +501,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         self.limits.readmitted(urlparse_cached(request).hostname or "")
         if self.cash is not None:
             self.cash.add(item, None, cash)
-        _weight, priority = clip(weight, request.priority)
+        _weight, priority = clip_key(weight, request.priority)
         self._push(item, weight, priority, name, first_turn=first_turn, fresh=False)
         self.counts["tianwang/frontier/requeued"] += 1
         self.counts["scheduler/enqueued"] += 1
@@ -503,7 +520,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         if item < 0 or not self.queue.pending(item):
             return
         self.cash.credit(item, self.link_share(request)[0])
-        weight, priority = clip(
+        weight, priority = clip_key(
             self.weigh(request.url) + request.meta.get(meta.BOOST, 0)
             + self.cash.weight_bonus(item),
             request.priority,
