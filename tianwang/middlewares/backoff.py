@@ -137,19 +137,26 @@ class BackoffMiddleware:
         self.crawler.signals.send_catch_log(tw_signals.host_wait, key=key, until=until,
                                             reason="retry_after")
 
-    async def process_request(self, request: Request) -> None:
-        """With a scheduler that does not keep a paused host's requests, hold one here until
-        the pause is over."""
-        if self.frontier_waits or not self._paused:
-            return
+    async def process_request(self, request: Request) -> Request | None:
+        """A request of a paused host (one the frontier handed out as the pause was being
+        said, or with another scheduler): back to the frontier, or, with another scheduler,
+        held here until the pause is over."""
+        if not self._paused:
+            return None
         key = self.crawler.engine.downloader.get_slot_key(request)
         while key in self._paused:
             wait = self._paused[key] - time.monotonic()
             if wait <= 0:
                 del self._paused[key]
-                return
+                return None
+            if self.frontier_waits:  # the frontier keeps the host's requests till then
+                self.stats.inc_value("tianwang/backoff/sent_back")
+                again = request.replace(dont_filter=True)
+                again.meta[meta.SENT_BACK] = True
+                return again
             self.stats.inc_value("tianwang/backoff/held")
             await self._hold(wait)
+        return None
 
     async def _hold(self, seconds: float) -> None:
         """Wait, or end in Abandoned when the crawl gives up what is in flight."""
