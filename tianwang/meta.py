@@ -45,6 +45,10 @@ QUEUED = "tianwang_queued"
 # page budget), not again.
 SENT_BACK = "tianwang_sent_back"
 
+# Set by the Redis scheduler on a request it hands out: the member of the lease it holds. A
+# copy sent back keeps the lease and waits in the node's own queue, not in Redis again.
+LEASE = "tianwang_lease"
+
 # Scrapy's own keys (scrapy.core.downloader.Downloader.DOWNLOAD_SLOT, DepthMiddleware,
 # RedirectMiddleware).
 DOWNLOAD_SLOT = "download_slot"

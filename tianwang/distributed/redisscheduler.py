@@ -34,6 +34,7 @@ import asyncio
 import logging
 import time
 from collections import deque
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
@@ -114,6 +115,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._members: dict[str, deque[str]] = {}
         # finished, to ack after the outbox is pushed: (member, its url's link key or "")
         self._done: list[tuple[str, str]] = []
+        self._out: dict[str, Taken] = {}  # member -> its lease, for requests handed out
+        self._kept: set[str] = set()  # leases a sent-back copy holds: not acked as they end
         self._owned: set[int] = set()
         self._lost: set[int] = set()  # buckets moved to other nodes, to give back
         self._stale_cash: list[tuple[int, Request]] = []  # handed out: their cash read again
@@ -224,6 +227,9 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         return len(self._local)
 
     def enqueue_request(self, request: Request) -> bool:
+        lease = request.meta.pop(meta.LEASE, None)
+        if request.meta.get(meta.SENT_BACK) and lease in self._out:
+            return self._keep_local(self._out[lease], request)
         fingerprint = None
         if not request.dont_filter:
             fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
@@ -270,6 +276,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             return None
         taken, request = self._local.pop(item)
         self._members.setdefault(request.url, deque()).append(taken.member)
+        self._out[taken.member] = replace(taken, blob=None)
+        request.meta[meta.LEASE] = taken.member
         if self.cash is not None and not request.dont_filter:
             self._stale_cash.append((taken.bucket, request))
         return self._hand_out(item, request, taken.member)
@@ -360,6 +368,24 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         sorted_count = max(1, round(self.batch * (1 - random_share)))
         return sorted_count, self.batch - sorted_count
 
+    def _keep_local(self, taken: Taken, request: Request) -> bool:
+        """A request this node handed out, sent back to wait for its host (robots.txt to
+        come, a Retry-After): it waits here under the lease it had, at the place it had. Sent
+        through Redis instead, it would wait a round trip and a take, and a kill of this node
+        in between would leave its page to be fetched twice."""
+        self._kept.add(taken.member)
+        queued = request.meta.pop(meta.QUEUED, None)
+        weight, first_turn, cash = (queued[1:] if queued
+                                    else (taken.weight, taken.first_turn, 0.0))
+        item = self._next_id
+        self._next_id += 1
+        self._local[item] = (taken, request)
+        self._item_cash[item] = cash
+        self._push(item, weight, taken.priority, self.slot_name(request),
+                   first_turn=first_turn, fresh=False)
+        self.counts["tianwang/frontier/requeued"] += 1
+        return True
+
     def _add_local(self, taken: Taken) -> bool:
         """Queue a request taken from Redis here; False for one that does not decode."""
         try:
@@ -413,7 +439,11 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                     members.remove(member)
                 if not members:
                     del self._members[request.url]
-        self._done.extend(zip(tokens, map(self._link_key, requests), strict=True))
+            if member in self._kept:  # its copy waits here under the same lease
+                self._kept.discard(member)
+                continue
+            self._out.pop(member, None)
+            self._done.append((member, self._link_key(request)))
 
     def _link_key(self, request: Request) -> str:
         """The url's link key in Redis (its ack deletes its cash); "" if no link brought any."""
