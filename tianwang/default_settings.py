@@ -392,6 +392,21 @@ TIANWANG_COOKIES_PER_DOMAIN = 180
 TIANWANG_MAX_COOKIE_HEADER = 8190
 # Bytes of cookies kept in all; past it the domains used longest ago are forgotten.
 TIANWANG_MAX_COOKIE_BYTES = 16 * 1024 * 1024
+# --- DNS (tianwang/resolver.py) ---
+# The crawl's resolver: asks the name servers itself, any number of names at once, and keeps
+# each answer for its DNS TTL (Scrapy's runs getaddrinfo in 10 threads and keeps no TTL).
+TWISTED_DNS_RESOLVER = "tianwang.resolver.CachingResolver"
+# Names whose answers are kept (least recently used first out): every host of a large crawl.
+DNSCACHE_SIZE = 100_000
+# Name servers asked ("10.0.0.2", "10.0.0.2:5353", "[::1]:53"); [] = those of /etc/resolv.conf.
+TIANWANG_DNS_SERVERS: list[str] = []
+# Names answered from this hosts(5) file first (read again when it changes); "" = none.
+TIANWANG_DNS_HOSTS_FILE = "/etc/hosts"
+# Seconds an address is kept at least, whatever its TTL (Heritrix keeps one 6 hours).
+TIANWANG_DNS_MIN_TTL = 3600
+# Seconds a name that did not resolve (no such name, no address, no answer) stays unresolved.
+TIANWANG_DNS_FAILURE_TTL = 300
+
 # --- setting names (tianwang/config/names.py) ---
 # Names of your own components' settings that lie a typo or two from a Scrapy or tianwang
 # setting (USER_AGENTS beside USER_AGENT): accepted, where a misspelt name stops the crawl.

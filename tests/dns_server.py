@@ -1,0 +1,151 @@
+"""A real DNS server on loopback, slow on purpose, for the resolver's tests and benchmark.
+
+    python -m tests.dns_server --log queries.jsonl [--delay 0.5] [--hold N] [--ttl 300]
+
+It prints its port, then answers over UDP (and TCP) on 127.0.0.1:
+- NAME.test and any name under it: an A record 127.0.0.1 with --ttl;
+- nx-*.test: no such name (NXDOMAIN, with an SOA whose minimum is --ttl);
+- v6-*.test: no A record, an AAAA ::1;
+- alias-X.test: a CNAME to X.test, then X.test's A record;
+- anything else: refused.
+Every answer waits --delay seconds; with --hold N none is sent before N queries are waiting
+at once (or --delay has passed since the first of them: the server never hangs a test), so a
+resolver that asks fewer than N names at a time shows it by the server's count. Each query
+is a JSON line in --log as it arrives: name, type, and how many were waiting then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from twisted.internet import defer
+from twisted.internet.error import CannotListenError
+from twisted.names import dns, error, server
+from twisted.names.common import ResolverBase
+
+
+class SlowZone(ResolverBase):
+    def __init__(self, delay: float, hold: int, ttl: int, log: str) -> None:
+        super().__init__()
+        self.delay, self.hold, self.ttl = delay, hold, ttl
+        self.log = open(log, "a", buffering=1, encoding="utf-8")
+        self.waiting: list[tuple[defer.Deferred, object]] = []
+        self.most_waiting = 0
+
+    def _lookup(self, name: bytes, cls: int, type_: int, timeout: object) -> defer.Deferred:
+        text = name.decode("ascii", "replace").lower()
+        done: defer.Deferred = defer.Deferred()
+        self.waiting.append((done, self._answer(text, type_)))
+        self.most_waiting = max(self.most_waiting, len(self.waiting))
+        self.log.write(json.dumps({"name": text, "type": dns.QUERY_TYPES.get(type_, type_),
+                                   "waiting": len(self.waiting)}) + "\n")
+        if len(self.waiting) == 1:  # the first of a batch: answered by --delay at the latest
+            from twisted.internet import reactor
+
+            reactor.callLater(self.delay, self._release)
+        if self.hold and len(self.waiting) >= self.hold:
+            self._release()
+        return done
+
+    def _release(self) -> None:
+        waiting, self.waiting = self.waiting, []
+        for done, answer in waiting:
+            if isinstance(answer, Exception):
+                done.errback(answer)
+            else:
+                done.callback(answer)
+
+    def _answer(self, name: str, type_: int) -> object:
+        if not name.endswith(".test"):
+            return error.DNSQueryRefusedError(name)
+        label = name.split(".", 1)[0]
+        if label.startswith("nx-"):
+            soa = dns.RRHeader(b"test", dns.SOA, ttl=self.ttl, auth=True, payload=dns.Record_SOA(
+                mname=b"ns.test", rname=b"root.test", minimum=self.ttl, ttl=self.ttl))
+            message = dns.Message(rCode=dns.ENAME)
+            message.authority = [soa]
+            return error.DNSNameError(message)
+        answers = []
+        if label.startswith("alias-"):
+            target = name[len("alias-"):]
+            answers.append(dns.RRHeader(name.encode(), dns.CNAME, ttl=self.ttl,
+                                        payload=dns.Record_CNAME(target.encode())))
+            name = target
+        if type_ == dns.A and not label.startswith("v6-"):
+            answers.append(dns.RRHeader(name.encode(), dns.A, ttl=self.ttl,
+                                        payload=dns.Record_A("127.0.0.1", ttl=self.ttl)))
+        if type_ == dns.AAAA and label.startswith("v6-"):
+            answers.append(dns.RRHeader(name.encode(), dns.AAAA, ttl=self.ttl,
+                                        payload=dns.Record_AAAA("::1", ttl=self.ttl)))
+        return answers, [], []
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--delay", type=float, default=0.5)
+    parser.add_argument("--hold", type=int, default=0)
+    parser.add_argument("--ttl", type=int, default=300)
+    args = parser.parse_args()
+    from twisted.internet import reactor  # here: importing this module installs no reactor
+
+    zone = SlowZone(args.delay, args.hold, args.ttl, args.log)
+    factory = server.DNSServerFactory(authorities=[zone])
+    factory.noisy = False
+    for _ in range(100):  # a free UDP port whose TCP number is free too
+        udp = reactor.listenUDP(0, dns.DNSDatagramProtocol(factory), interface="127.0.0.1")
+        port = udp.getHost().port
+        try:
+            reactor.listenTCP(port, factory, interface="127.0.0.1")
+            break
+        except CannotListenError:
+            udp.stopListening()
+    print(port, flush=True)
+    reactor.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+class DNSServerProcess:
+    """`python -m tests.dns_server` in a subprocess; `address` ("127.0.0.1:port") once
+    started, `queries()` the names it was asked, `most_waiting()` the most at once."""
+
+    def __init__(self, log: Path, *options: str) -> None:
+        self.log, self.options = log, options
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.address = ""
+
+    def __enter__(self) -> DNSServerProcess:
+        from tests.conftest import ROOT
+
+        command = [sys.executable, "-m", "tests.dns_server", "--log", str(self.log),
+                   *self.options]
+        self.proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE)
+        assert self.proc.stdout is not None
+        self.address = f"127.0.0.1:{int(self.proc.stdout.readline())}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
+
+    def lines(self) -> list[dict]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text(encoding="utf-8").splitlines()]
+
+    def queries(self) -> list[str]:
+        return [line["name"] for line in self.lines()]
+
+    def most_waiting(self) -> int:
+        return max((line["waiting"] for line in self.lines()), default=0)
