@@ -407,6 +407,10 @@ TIANWANG_DNS_MIN_TTL = 3600
 # Seconds a name that did not resolve (no such name, no address, no answer) stays unresolved.
 TIANWANG_DNS_FAILURE_TTL = 300
 
+# Kept-alive connections left idle at most, over all hosts (tianwang/connections.py); past it
+# the one idle longest is closed. 0 = none kept (Connection: close).
+TIANWANG_IDLE_CONNECTIONS = 256
+
 # --- setting names (tianwang/config/names.py) ---
 # Names of your own components' settings that lie a typo or two from a Scrapy or tianwang
 # setting (USER_AGENTS beside USER_AGENT): accepted, where a misspelt name stops the crawl.

@@ -7,7 +7,8 @@ own and, on tianwang.signals.abandon_in_flight (sent by the closing extension on
 has waited TIANWANG_CLOSE_GRACE seconds), cancels them all: each connection is aborted and
 its request ends in Abandoned, an IgnoreRequest nobody logs or counts as the web's failure.
 The schedulers mark nothing done from that signal on, so the job fetches them again when it
-resumes. The https handler (tlshandler.py) is this one with its TLS policy.
+resumes. Its kept-alive connections are bounded over all hosts (tianwang/connections.py).
+The https handler (tlshandler.py) is this one with its TLS policy.
 
 Cancelling needs the asyncio reactor (Scrapy's default); under another reactor the
 downloads are left to their timeout.
@@ -24,6 +25,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
 from tianwang import signals
+from tianwang.connections import KeepAlivePool
+from tianwang.scrapy_internals import set_connection_pool
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +41,9 @@ class Abandoned(IgnoreRequest):
 class HTTPDownloadHandler(HTTP11DownloadHandler):
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
+        from twisted.internet import reactor
+
+        set_connection_pool(self, KeepAlivePool.from_settings(reactor, crawler.settings))
         self._tasks: set[asyncio.Task[Any]] = set()
         self.abandoning = False
         self._cancellable = is_asyncio_reactor_installed()
