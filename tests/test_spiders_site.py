@@ -348,10 +348,11 @@ def real_pages() -> Iterator[Path]:
 
 def test_links_are_those_scrapys_selectors_find_on_real_and_test_pages() -> None:
     """Each page's links, with hrefs resolved on the pages before it remembered (as a
-    crawl's spider does), are those Scrapy's selectors find on it alone."""
+    crawl's spider does), are those Scrapy's selectors find on it alone; lexbor's and lxml's
+    hrefs are the same."""
     from scrapy.http import HtmlResponse
 
-    from tianwang.spiders.site import LinkJoins, extract_links
+    from tianwang.spiders.site import LinkJoins, extract_links, page_hrefs
 
     pages = [(f"file:{path}", path.read_bytes()) for path in real_pages()]
     web = SyntheticWeb(WEB_SEED_FOR_LINKS, 30, junk=True)
@@ -363,6 +364,8 @@ def test_links_are_those_scrapys_selectors_find_on_real_and_test_pages() -> None
         base = url if url.startswith("http") else "http://docs.example.com/" + url[5:].lstrip("/")
         response = HtmlResponse(base, body=body)
         assert extract_links(response, 0, joins) == (selector_links(response), 0), url
+        # Both parsers (lexbor below LEXBOR_MAX_CHARS, lxml above) read the same hrefs.
+        assert page_hrefs(response.text, 0) == page_hrefs(response.text), url
         compared += 1
     assert compared > 500
     assert joins.count > 1000  # hrefs were taken from earlier pages
