@@ -8,10 +8,11 @@ It prints its port, then answers over UDP (and TCP) on 127.0.0.1:
 - v6-*.test: no A record, an AAAA ::1;
 - alias-X.test: a CNAME to X.test, then X.test's A record;
 - anything else: refused.
-Every answer waits --delay seconds; with --hold N none is sent before N queries are waiting
-at once (or --delay has passed since the first of them: the server never hangs a test), so a
-resolver that asks fewer than N names at a time shows it by the server's count. Each query
-is a JSON line in --log as it arrives: name, type, and how many were waiting then.
+Every answer waits --delay seconds after its query came; with --hold N none is sent before N
+queries are waiting at once (or --delay has passed since the first of them: the server never
+hangs a test), so a resolver that asks fewer than N names at a time shows it by the server's
+count. --address and --port choose where it listens (a free port of 127.0.0.1 by default).
+Each query is a JSON line in --log as it arrives: name, type, and how many were waiting then.
 """
 
 from __future__ import annotations
@@ -43,21 +44,33 @@ class SlowZone(ResolverBase):
         self.most_waiting = max(self.most_waiting, len(self.waiting))
         self.log.write(json.dumps({"name": text, "type": dns.QUERY_TYPES.get(type_, type_),
                                    "waiting": len(self.waiting)}) + "\n")
-        if len(self.waiting) == 1:  # the first of a batch: answered by --delay at the latest
-            from twisted.internet import reactor
+        from twisted.internet import reactor
 
+        if not self.hold:  # each answer its --delay after its query
+            reactor.callLater(self.delay, self._answer_one, done)
+        elif len(self.waiting) == 1:  # the first of a batch: answered by --delay at the latest
             reactor.callLater(self.delay, self._release)
         if self.hold and len(self.waiting) >= self.hold:
             self._release()
         return done
 
+    def _answer_one(self, done: defer.Deferred) -> None:
+        for at, (waiting, answer) in enumerate(self.waiting):
+            if waiting is done:
+                del self.waiting[at]
+                self._send(done, answer)
+                return
+
     def _release(self) -> None:
         waiting, self.waiting = self.waiting, []
         for done, answer in waiting:
-            if isinstance(answer, Exception):
-                done.errback(answer)
-            else:
-                done.callback(answer)
+            self._send(done, answer)
+
+    def _send(self, done: defer.Deferred, answer: object) -> None:
+        if isinstance(answer, Exception):
+            done.errback(answer)
+        else:
+            done.callback(answer)
 
     def _answer(self, name: str, type_: int) -> object:
         if not name.endswith(".test"):
@@ -90,6 +103,8 @@ def main() -> int:
     parser.add_argument("--delay", type=float, default=0.5)
     parser.add_argument("--hold", type=int, default=0)
     parser.add_argument("--ttl", type=int, default=300)
+    parser.add_argument("--address", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     from twisted.internet import reactor  # here: importing this module installs no reactor
 
@@ -97,10 +112,11 @@ def main() -> int:
     factory = server.DNSServerFactory(authorities=[zone])
     factory.noisy = False
     for _ in range(100):  # a free UDP port whose TCP number is free too
-        udp = reactor.listenUDP(0, dns.DNSDatagramProtocol(factory), interface="127.0.0.1")
+        udp = reactor.listenUDP(args.port, dns.DNSDatagramProtocol(factory),
+                                interface=args.address)
         port = udp.getHost().port
         try:
-            reactor.listenTCP(port, factory, interface="127.0.0.1")
+            reactor.listenTCP(port, factory, interface=args.address)
             break
         except CannotListenError:
             udp.stopListening()

@@ -86,6 +86,10 @@ REMOTE_CONTROL_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 
 DOWNLOADER_MIDDLEWARES = {
+    # Scrapy's offsite filter (allowed_domains), at its 50, skipping its work for a spider
+    # that allows every domain: it parsed every scheduled url to match it against "".
+    "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,
+    "tianwang.middlewares.offsite.OffsiteMiddleware": 50,
     # Before RobotsTxtMiddleware (100): a refused host gets no request at all, not even
     # one for its robots.txt.
     "tianwang.middlewares.hostfilter.HostFilterMiddleware": 90,
