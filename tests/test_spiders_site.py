@@ -426,6 +426,41 @@ def test_a_link_no_url_can_be_made_of_is_skipped_and_the_page_keeps_its_other_li
             ["http://a.example/x", "http://a.example/y"], 0)
 
 
+def test_no_request_is_made_for_a_page_parsed_already(tmp_path: Path) -> None:
+    """The frontier would drop it (a url taken is no longer pending: no cash to credit);
+    the page's out-link count, which shares its cash among its links, still counts it."""
+    from scrapy import Request
+    from scrapy.http import HtmlResponse
+
+    from tianwang.spiders.site import SiteSpider
+
+    crawler = project_crawler(TIANWANG_DATA_DIR=str(tmp_path), TIANWANG_MAX_LEVELS=0)
+    spider = SiteSpider.from_crawler(crawler, seeds="http://a.example/")
+    body = b'<a href="/done">d</a><a href="/moved">m</a><a href="/new">n</a>'
+    home = HtmlResponse("http://a.example/", body=body, request=Request("http://a.example/"))
+    done = HtmlResponse("http://a.example/done", body=b"<p>done</p>",
+                        request=Request("http://a.example/done"))
+    moved = HtmlResponse("http://a.example/final", body=b"<p>final</p>", request=Request(
+        "http://a.example/final", meta={"redirect_urls": ["http://a.example/moved"]}))
+    spider.parse(done)
+    spider.parse(moved)
+    out = spider.parse(home)
+    requests = [r for r in out if isinstance(r, Request)]
+    assert [r.url for r in requests] == ["http://a.example/new"]
+    assert requests[0].meta["tianwang_outlinks"] == 3
+
+
+def test_parsed_urls_keep_the_last_generations() -> None:
+    from tianwang.spiders.site import ParsedUrls
+
+    parsed = ParsedUrls()
+    parsed.GENERATION = 2
+    for n in range(5):
+        parsed.add(f"http://a.example/{n}")
+    assert [f"http://a.example/{n}" in parsed for n in range(5)] == [
+        False, False, True, True, True]
+
+
 # -- session ids and a lowercase status line, on the raw hostile web (tests/hostile_web.py) --
 
 

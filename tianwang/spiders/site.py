@@ -74,6 +74,7 @@ class SiteSpider(Spider):
     partition_share: Share | None  # announced by signals.share_opened as the spider opens
     sitemaps: SitemapReader | None  # None unless TIANWANG_SITEMAPS
     joins: LinkJoins  # hrefs resolved on earlier pages
+    parsed: ParsedUrls  # urls of the pages parsed so far (no request is made for them again)
 
     def __init__(
         self,
@@ -103,6 +104,7 @@ class SiteSpider(Spider):
         spider.keyword_boost = get_int(settings, "TIANWANG_KEYWORD_BOOST", minimum=0)
         spider.session_ids = get_session_ids(settings, "TIANWANG_SESSION_PARAMS")
         spider.joins = LinkJoins()
+        spider.parsed = ParsedUrls()
         # Bad seeds stop the crawl here, before anything is fetched. A node joining a crawl
         # shared through Redis needs none: the crawl was seeded by another node (not so the
         # processes of TIANWANG_PROCESSES on their own redis-server: nobody else can seed it).
@@ -159,6 +161,7 @@ class SiteSpider(Spider):
         # A list, not a generator: for a generator callback Scrapy parses the method's
         # source for every response (warn_on_generator_with_return_value; its cache is
         # keyed by the bound method, made anew for each request), 0.14 ms a page.
+        self.parsed.add(response.url, response.meta.get(meta.REDIRECT_URLS))
         level = response.meta.get(meta.DEPTH, 0) + 1
         mime = media_type(response)
         links = self.links_of(response) if mime == "text/html" else []
@@ -180,7 +183,8 @@ class SiteSpider(Spider):
             self.crawler.stats.inc_value("tianwang/topical/boosted_requests", len(follow))
         # The parent survives redirects; Referer doesn't.
         request_meta = {**(boost or {}), meta.PARENT: response.url, meta.OUTLINKS: len(follow)}
-        out += [Request(url, callback=self.parse, meta=request_meta) for url in follow]
+        out += [Request(url, callback=self.parse, meta=request_meta) for url in follow
+                if url not in self.parsed]
         return out
 
     def links_of(self, response: Response) -> list[str]:
@@ -384,6 +388,35 @@ _NOT_LINKS = ("#", "javascript:", "mailto:")
 _SHARED_HREF = re.compile(
     r"(?![^\t\n\r]*[\t\n\r])(?:https?://[^/?#\x00-\x20]|(?!//)[^\x00-\x20#;?:\\][^:\\]*\Z)"
 )
+
+
+class ParsedUrls:
+    """The urls of the pages this spider parsed (and the urls that redirected to them),
+    the last 250,000 to 500,000 of them, as 64-bit hashes (30 MB at most).
+
+    A link to one is a url the frontier has taken: it would drop the request as a
+    duplicate, with no effect (link cash is credited to pending urls only), but only after
+    Scrapy's spider middlewares, the engine and its signals had handled it; on real pages,
+    where most links lead to pages fetched already, that was a sixth of the crawl's CPU.
+    The page's out-link count (OUTLINKS, which shares its cash) still counts them. A hash
+    shared by two urls (about 1 in 10^13 a lookup) would leave one link of a page out."""
+
+    GENERATION = 250_000
+
+    def __init__(self) -> None:
+        self.current: set[int] = set()
+        self.previous: set[int] = set()
+
+    def add(self, url: str, redirected_from: list[str] | None = None) -> None:
+        if len(self.current) >= self.GENERATION:
+            self.previous, self.current = self.current, set()
+        self.current.add(hash(url))
+        for earlier in redirected_from or ():
+            self.current.add(hash(earlier))
+
+    def __contains__(self, url: str) -> bool:
+        key = hash(url)
+        return key in self.current or key in self.previous
 
 
 class LinkJoins:
