@@ -1,134 +1,148 @@
-"""Change detection and PERS on real pages: Debian's html documentation trees served by nginx.
+"""CPU per page on real pages: tianwang, GNU wget and plain Scrapy crawling the same trees.
 
-    python3 bench/realpages.py changes [--edits 10] [--seed 37]
-    python3 bench/realpages.py pers
+    python bench/realpages.py [--rounds 3]
 
-changes: tests/realdocs.py's run (every page of BENCH_PACKAGES' trees crawled with nginx's SSI
-clock, visitor number and rotating ad in it, --edits pages a site edited by script, every page
-revisited by the refresh spider): the share of edited pages stored again and of unchanged ones
-stored again, from the records. Then, on the same pages, the detectors side by side: each
-page's first stored body against a fetch after the edits, judged by the body's MD5, by the
-former detector (the text of the blocks labelled content) and by the current one
-(tianwang.analysis.blocks.content_hash); and the same three on the --changing test web's
-model (every html page, day after day for 14 days, against the truth's versions).
+The pages are HTML documentation trees Debian ships (the Python 3.11 library reference and
+the PostgreSQL 15 manual, 1,695 pages of 4 to 1,500 KB, 40 KB on average), installed by
+apt-get if missing, mirrored by wget and served by nginx on loopback as two hosts
+(tests/docs_web.py): nothing leaves the machine. Each round crawls the whole mirror three
+times, the crawlers' order turning round by round:
 
-pers: see bench/homepage.py (the test web) and `real` there (these trees).
+- tianwang: `scrapy crawl site`, the full default stack (storage, dedup, link graph), no
+  level limit, no delay, 16 requests at once, 8 per host, through nginx as its proxy;
+- wget: `wget --recursive` of the same index pages (one connection, as wget does), keeping
+  the same pages (HTML and text), through the same proxy;
+- plain: bench/plain_spider.py (Scrapy's defaults, no storage) with the same settings.
+
+All three obey robots.txt. The CPU is the crawler process's user+system time (getrusage);
+a page is a 200 answer in nginx's access log for that run (robots.txt aside), so every
+crawler is counted by the same server. Each crawler also fetches a one-page tree, whose CPU
+is its start and stop: "marginal" is (CPU - that) / pages. Prints one line per run, then
+medians and the ratios of medians (tianwang / wget: goal <= 3).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
+import os
+import resource
+import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.realdocs import BENCH_PACKAGES, run_change_detection  # noqa: E402
-from tianwang.analysis.blocks import content_hash, segment  # noqa: E402
-from tianwang.formats.record import iter_records  # noqa: E402
-from tianwang.formats.store import record_files  # noqa: E402
-from tianwang.testweb.changing import CLOCK_START, DAY  # noqa: E402
-from tianwang.testweb.model import SyntheticWeb  # noqa: E402
+from bench.crawl import site_command  # noqa: E402
+from tests.docs_web import DocsWeb, mirror_docs, tree_paths, wget_command  # noqa: E402
+
+CRAWLERS = ("tianwang", "wget", "plain")
+POLITE = {  # the same for both Scrapy crawlers
+    "DOWNLOAD_DELAY": "0",
+    "CONCURRENT_REQUESTS": "16",
+    "CONCURRENT_REQUESTS_PER_DOMAIN": "8",
+    "ROBOTSTXT_OBEY": "True",
+    "LOG_LEVEL": "WARNING",
+    "TELNETCONSOLE_ENABLED": "False",
+}
+ONE_PAGE_HOST = "one.docs.test"
 
 
-def former(body: bytes, charset: str | None) -> str:
-    """The detector before issue 37: the text of the blocks labelled content, as it was."""
-    text = "\n".join(b.text for b in segment(body, charset) if b.label == "content")
-    return hashlib.md5(text.encode("utf-8", "surrogatepass")).hexdigest()
+def command(crawler: str, proxy: str, seeds: list[str], work: Path) -> tuple[list[str], dict]:
+    seed_file = work / "seeds.txt"
+    seed_file.write_text("".join(f"{url}\n" for url in seeds), encoding="utf-8")
+    if crawler == "wget":
+        return wget_command(proxy, work / "wget", seeds), dict(os.environ)
+    if crawler == "tianwang":
+        return site_command(seed_file, {**POLITE, "TIANWANG_PROXY": proxy,
+                                        "TIANWANG_DATA_DIR": str(work / "data"),
+                                        "TIANWANG_MAX_LEVELS": "0"})
+    plain = [sys.executable, "-m", "scrapy", "runspider", str(ROOT / "bench" / "plain_spider.py"),
+             "-a", f"seeds={seed_file}"]
+    for key, value in {**POLITE, "DEPTH_LIMIT": "0"}.items():
+        plain += ["-s", f"{key}={value}"]
+    return plain, {**os.environ, "PYTHONPATH": str(ROOT), "http_proxy": proxy}
 
 
-DETECTORS = {"body MD5": lambda body, charset: hashlib.md5(body).hexdigest(),
-             "content blocks (former)": former,
-             "all but named boilerplate, masked (current)":
-                 lambda body, charset: content_hash(segment(body, charset))}
-
-
-def table(rows: dict[str, tuple[int, int, int, int]]) -> None:
-    print("| detector | edited pages seen changed | unchanged pages seen changed |")
-    print("|---|---|---|")
-    for name, (hit, edited, false, unchanged) in rows.items():
-        print(f"| {name} | {hit} of {edited} ({hit / edited:.1%}) | "
-              f"{false} of {unchanged} ({false / unchanged:.1%}) |")
-
-
-def changes(edits: int, seed: int) -> None:
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory() as work:
-        run = run_change_detection(Path(work), BENCH_PACKAGES, edits, seed)
-        pages = [site.url(path) for site in run.sites for path in site.paths]
-        edited = [u for u in pages if u in run.edited]
-        unchanged = [u for u in pages if u not in run.edited]
-        print(f"{len(run.sites)} sites ({', '.join(s.package for s in run.sites)}), "
-              f"{len(pages)} pages, {len(edited)} edited; {time.monotonic() - started:.0f} s")
-        again = sum(run.stored.get(u) == 2 for u in edited)
-        wrong = sum(run.stored.get(u, 0) != 1 for u in unchanged)
-        print(f"crawl: edited pages stored again **{again} of {len(edited)}** "
-              f"({again / len(edited):.1%}); unchanged pages stored again **{wrong} of "
-              f"{len(unchanged)}** ({wrong / len(unchanged):.1%})")
-        for url in edited:
-            if run.stored.get(url) != 2:
-                print(f"  missed {url}: {run.edited[url]}")
-        first: dict[str, bytes] = {}
-        for path in record_files(Path(work) / "data"):
-            for record in iter_records(path):
-                first.setdefault(record.url, record.http.body)
-        from tests.realdocs import serving  # the same trees, served again for the fetches
-
-        rows = {}
-        with serving(run.sites, Path(work) / "nginx2", ssi=True) as web:
-            opener = urllib.request.build_opener(urllib.request.ProxyHandler(
-                {"http": web.address}))
-            later = {u: opener.open(u).read() for u in pages}
-        for name, detect in DETECTORS.items():
-            seen = {u: detect(first[u], None) != detect(later[u], None) for u in pages}
-            rows[name] = (sum(seen[u] for u in edited), len(edited),
-                          sum(seen[u] for u in unchanged), len(unchanged))
-        print("\nThe same pages, each detector (first stored body against a fetch after the "
-              "edits):\n")
-        table(rows)
-    testweb()
-
-
-def testweb(seed: int = 13, hosts: int = 12, pages: int = 60, days: int = 14) -> None:
-    web = SyntheticWeb(seed, hosts, pages, changing=True)
-    assert web.changing is not None
-    truth = [r for r in web.truth(bodies=False) if r["blocks"]]
-    counts = {name: [0, 0, 0, 0] for name in DETECTORS}
-    for page in truth:
-        url, charset = page["url"], page["charset"] or "utf-8"
-        bodies = [web.changing.served(url, CLOCK_START + d * DAY + 3600 * (d % 5)).body
-                  for d in range(days + 1)]
-        versions = [web.changing.version(url, CLOCK_START + d * DAY + 3600 * (d % 5))
-                    for d in range(days + 1)]
-        for name, detect in DETECTORS.items():
-            hashes = [detect(body, charset) for body in bodies]
-            for d in range(days):
-                changed = versions[d + 1] != versions[d]
-                seen = hashes[d + 1] != hashes[d]
-                row = counts[name]
-                row[0 if changed else 2] += seen
-                row[1 if changed else 3] += 1
-    print(f"\nThe --changing test web's model (seed {seed}, {hosts} hosts, {len(truth)} html "
-          f"pages, {days} daily visits each, a visit at a varying hour; changed = the truth's "
-          "version moved):\n")
-    table({name: tuple(row) for name, row in counts.items()})
+def run(crawler: str, web: DocsWeb, seeds: list[str], work: Path) -> dict:
+    """One crawl: its CPU seconds, wall seconds, and the server's count of its pages."""
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    argv, env = command(crawler, web.address, seeds, work)
+    since = web.log_size()
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+    done = subprocess.run(argv, cwd=work, env=env, capture_output=True)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in ((0, 8) if crawler == "wget" else (0,)):
+        raise RuntimeError(f"{crawler} exited {done.returncode}: {done.stderr[-2000:]!r}")
+    log = web.requests(since)
+    pages = {(line["host"], line["path"]) for line in log
+             if line["status"] == 200 and line["path"] != "/robots.txt"}
+    return {"cpu": after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime,
+            "wall": wall, "requests": len(log), "pages": pages}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("changes", "testweb"))
-    parser.add_argument("--edits", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=37)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    if args.what == "changes":
-        changes(args.edits, args.seed)
-    else:
-        testweb()
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        mirror = mirror_docs(tmp / "docs")
+        truth = {(host, path) for host, root in mirror.items() for path in tree_paths(root)}
+        one = tmp / "one"
+        one.mkdir()
+        (one / "index.html").write_text("<html><body>one page</body></html>", encoding="utf-8")
+        roots = {**mirror, ONE_PAGE_HOST: one}
+        seeds = [f"http://{host}/index.html" for host in mirror]
+        size = sum(path.stat().st_size for root in mirror.values() for path in root.rglob("*")
+                   if path.is_file())
+        print(f"tree: {len(truth)} pages, {size / 1e6:.1f} MB, hosts {', '.join(mirror)}",
+              flush=True)
+        runs: dict[str, list[dict]] = {crawler: [] for crawler in CRAWLERS}
+        startup: dict[str, list[float]] = {crawler: [] for crawler in CRAWLERS}
+        with DocsWeb(roots, tmp / "web") as web:
+            for crawler in CRAWLERS:  # warm-up (page cache, .pyc) and each one's start-up
+                run(crawler, web, seeds, tmp / "work")
+            for round_no in range(1, args.rounds + 1):
+                turn = round_no % len(CRAWLERS)
+                for crawler in CRAWLERS[turn:] + CRAWLERS[:turn]:
+                    found = run(crawler, web, seeds, tmp / "work")
+                    startup[crawler].append(
+                        run(crawler, web, [f"http://{ONE_PAGE_HOST}/index.html"],
+                            tmp / "work")["cpu"])
+                    runs[crawler].append(found)
+                    same = "all pages" if found["pages"] == truth else (
+                        f"MISSING {len(truth - found['pages'])}, extra "
+                        f"{len(found['pages'] - truth)}")
+                    print(f"round {round_no} {crawler:8s}: {len(found['pages'])} pages "
+                          f"({same}), {found['requests']} requests, {found['cpu']:.2f} cpu s, "
+                          f"{found['wall']:.1f} s, "
+                          f"{1000 * found['cpu'] / len(found['pages']):.2f} cpu ms/page; "
+                          f"one page {startup[crawler][-1]:.2f} cpu s", flush=True)
+    med = statistics.median
+    per_page = {c: med(r["cpu"] / len(r["pages"]) for r in runs[c]) * 1000 for c in CRAWLERS}
+    marginal = {c: med((r["cpu"] - s) / len(r["pages"]) for r, s in
+                       zip(runs[c], startup[c], strict=True)) * 1000 for c in CRAWLERS}
+    for crawler in CRAWLERS:
+        print(f"median {crawler}: {per_page[crawler]:.2f} cpu ms/page, marginal "
+              f"{marginal[crawler]:.2f} (start and stop {med(startup[crawler]):.2f} cpu s), "
+              f"{med(len(r['pages']) / r['wall'] for r in runs[crawler]):.0f} pages/s")
+    rounds = [t["cpu"] / len(t["pages"]) / (w["cpu"] / len(w["pages"]))
+              for t, w in zip(runs["tianwang"], runs["wget"], strict=True)]
+    print(f"tianwang / wget, cpu per page: {per_page['tianwang'] / per_page['wget']:.2f} "
+          f"(rounds {min(rounds):.2f} to {max(rounds):.2f}; goal <= 3), marginal "
+          f"{marginal['tianwang'] / marginal['wget']:.2f}")
+    print(f"tianwang / plain Scrapy, cpu per page: "
+          f"{per_page['tianwang'] / per_page['plain']:.2f}, marginal "
+          f"{marginal['tianwang'] / marginal['plain']:.2f} (below 1: tianwang cheaper)")
+    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, "
+          f"load {os.getloadavg()[0]:.1f}")
     return 0
 
 

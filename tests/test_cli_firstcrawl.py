@@ -4,10 +4,11 @@ test web offline and show it; the same crawl without the proxy setting fetches n
 from __future__ import annotations
 
 import os
-import selectors
+import queue
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,15 +51,23 @@ def _env() -> dict[str, str]:
 
 
 def _lines_until(proc: subprocess.Popen[str], last: str) -> list[str]:
-    """Its stdout lines up to `last`; the process ending first fails with its stderr."""
+    """Its stdout lines up to `last`; the process ending first fails with its stderr.
+
+    Read by a thread: select() on the pipe misses lines that a readline() already took
+    into the text file's buffer (all of them, when they came in one write), and waited
+    two minutes for more."""
     lines: list[str] = []
-    with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        while last not in lines:
-            assert selector.select(timeout=120), f"no output in 2 minutes: {lines}"
-            line = proc.stdout.readline()
-            assert line, f"first-crawl ended: {proc.wait()} {proc.stderr.read()[-2000:]}"
-            lines.append(line.rstrip("\n"))
+    arrived: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    threading.Thread(target=lambda: [arrived.put(line) for line in iter(
+        proc.stdout.readline, "")] + [arrived.put("")], daemon=True).start()
+    while last not in lines:
+        try:
+            line = arrived.get(timeout=120)
+        except queue.Empty:
+            raise AssertionError(f"no output in 2 minutes: {lines}") from None
+        assert line, f"first-crawl ended: {proc.wait()} {proc.stderr.read()[-2000:]}"
+        lines.append(line.rstrip("\n"))
     return lines
 
 

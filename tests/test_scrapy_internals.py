@@ -88,8 +88,32 @@ def test_the_https_handler_has_its_context_factory_and_takes_the_policy() -> Non
     from tianwang.tlshandler import CheckingPolicy, TLSCheckDownloadHandler
 
     assert hasattr(HTTP11DownloadHandler(get_crawler()), "_contextFactory")
-    handler = TLSCheckDownloadHandler(get_crawler(settings_dict={"TIANWANG_TLS_CHECK": True}))
+    handler = TLSCheckDownloadHandler(get_crawler(settings_dict={
+        "TIANWANG_TLS_CHECK": True, "TIANWANG_IDLE_CONNECTIONS": 256}))
     assert isinstance(handler._contextFactory, CheckingPolicy)
+
+
+def test_the_handler_has_its_pool_and_takes_the_bounded_one() -> None:
+    """The installed Scrapy's HTTP/1.1 handler holds its connections in _pool, with its own
+    client factory; tianwang's handler puts the bounded pool there (tianwang/connections.py),
+    which works with Twisted's pool internals."""
+    from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+    from twisted.web.client import HTTPConnectionPool
+
+    from tianwang.connections import KeepAlivePool
+    from tianwang.httphandler import HTTPDownloadHandler
+
+    scrapys = HTTP11DownloadHandler(get_crawler())
+    handler = HTTPDownloadHandler(get_crawler(settings_dict={"TIANWANG_IDLE_CONNECTIONS": 7}))
+    assert isinstance(handler._pool, KeepAlivePool) and handler._pool.max_idle == 7
+    assert handler._pool._factory is scrapys._pool._factory
+    pool = HTTPConnectionPool(None)
+    assert all(hasattr(pool, name) for name in scrapy_internals.POOL_INTERNALS)
+
+
+def test_a_handler_without_the_pool_is_refused() -> None:
+    with pytest.raises(ScrapyInternalsError, match="_pool"):
+        scrapy_internals.set_connection_pool(SimpleNamespace(), object())
 
 
 def test_a_handler_without_the_context_factory_is_refused() -> None:

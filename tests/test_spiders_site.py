@@ -12,6 +12,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests import hostile_web
 from tests.conftest import TestWeb, project_crawler, scrapy_crawl, tianwang_cli
@@ -345,22 +347,52 @@ def real_pages() -> Iterator[Path]:
 
 
 def test_links_are_those_scrapys_selectors_find_on_real_and_test_pages() -> None:
+    """Each page's links, with hrefs resolved on the pages before it remembered (as a
+    crawl's spider does), are those Scrapy's selectors find on it alone; lexbor's and lxml's
+    hrefs are the same."""
     from scrapy.http import HtmlResponse
 
-    from tianwang.spiders.site import extract_links
+    from tianwang.spiders.site import LinkJoins, extract_links, page_hrefs
 
     pages = [(f"file:{path}", path.read_bytes()) for path in real_pages()]
     web = SyntheticWeb(WEB_SEED_FOR_LINKS, 30, junk=True)
     pages += [(url, web.respond(url).body) for url, page in
               list(load_truth(WEB_SEED_FOR_LINKS, 30, None, "--junk").items())[:2000]
               if page["content_type"] == "text/html" and page["status"] == 200]
-    compared = 0
+    compared, joins = 0, LinkJoins()
     for url, body in pages:
         base = url if url.startswith("http") else "http://docs.example.com/" + url[5:].lstrip("/")
         response = HtmlResponse(base, body=body)
-        assert extract_links(response) == (selector_links(response), 0), url
+        assert extract_links(response, 0, joins) == (selector_links(response), 0), url
+        # Both parsers (lexbor below LEXBOR_MAX_CHARS, lxml above) read the same hrefs.
+        assert page_hrefs(response.text, 0) == page_hrefs(response.text), url
         compared += 1
     assert compared > 500
+    assert joins.count > 1000  # hrefs were taken from earlier pages
+
+
+_BASE_PART = st.text(alphabet="ab./;?#:%\t ", max_size=6)
+_HREF = st.text(alphabet="ab./;?#:%\\\t\n /", max_size=10) | st.sampled_from(
+    ["http://", "http://?q", "http:///a", "https://h/../x", "/\t/h/x", "a:b", "//h/x", ";p",
+     "?q", "http:x", " a", "\x01a", "a\\b", "../../x", "./", ".."])
+
+
+@given(dir_=_BASE_PART, name1=_BASE_PART, name2=_BASE_PART, href=_HREF,
+       scheme=st.sampled_from(["http", "https"]))
+@settings(max_examples=3000)
+def test_an_href_shared_by_a_directory_makes_the_same_link_on_each_page_of_it(
+        dir_: str, name1: str, name2: str, href: str, scheme: str) -> None:
+    """What LinkJoins relies on: urljoin gives an href _SHARED_HREF matches the same link
+    from any two pages whose urls (as urlparse reads them) share scheme, host, directory."""
+    from urllib.parse import urlparse
+
+    from tianwang.spiders.site import _SHARED_HREF, _joined
+
+    pages = [f"{scheme}://h.example/{dir_}/{name}" for name in (name1, name2)]
+    keys = {(p.scheme, p.netloc, p.path[: p.path.rfind("/") + 1])
+            for p in map(urlparse, pages)}
+    if len(keys) == 1 and _SHARED_HREF.match(href):
+        assert _joined(pages[0], "utf-8", href) == _joined(pages[1], "utf-8", href)
 
 
 WEB_SEED_FOR_LINKS = 4
@@ -377,6 +409,56 @@ def test_a_page_gives_at_most_its_limit_of_links_in_document_order() -> None:
     links, left_out = extract_links(response, 30)
     assert links == [f"http://www.example.com/p{n}.html" for n in range(30)]
     assert left_out == 200 - 59  # every href after the one that made the 30th link
+
+
+def test_a_link_no_url_can_be_made_of_is_skipped_and_the_page_keeps_its_other_links() -> None:
+    """A broken port or host in one href (w3lib refuses "host:port") was a traceback that
+    lost the page's links and the page itself."""
+    from scrapy.http import HtmlResponse
+
+    from tianwang.spiders.site import LinkJoins, extract_links
+
+    body = (b'<a href="/x">x</a><a href="http://b.example:port/">b</a>'
+            b'<a href="http://[bad/">c</a><a href="/y">y</a>')
+    response = HtmlResponse("http://a.example/", body=body)
+    for joins in (None, LinkJoins()):
+        assert extract_links(response, 0, joins) == (
+            ["http://a.example/x", "http://a.example/y"], 0)
+
+
+def test_no_request_is_made_for_a_page_parsed_already(tmp_path: Path) -> None:
+    """The frontier would drop it (a url taken is no longer pending: no cash to credit);
+    the page's out-link count, which shares its cash among its links, still counts it."""
+    from scrapy import Request
+    from scrapy.http import HtmlResponse
+
+    from tianwang.spiders.site import SiteSpider
+
+    crawler = project_crawler(TIANWANG_DATA_DIR=str(tmp_path), TIANWANG_MAX_LEVELS=0)
+    spider = SiteSpider.from_crawler(crawler, seeds="http://a.example/")
+    body = b'<a href="/done">d</a><a href="/moved">m</a><a href="/new">n</a>'
+    home = HtmlResponse("http://a.example/", body=body, request=Request("http://a.example/"))
+    done = HtmlResponse("http://a.example/done", body=b"<p>done</p>",
+                        request=Request("http://a.example/done"))
+    moved = HtmlResponse("http://a.example/final", body=b"<p>final</p>", request=Request(
+        "http://a.example/final", meta={"redirect_urls": ["http://a.example/moved"]}))
+    spider.parse(done)
+    spider.parse(moved)
+    out = spider.parse(home)
+    requests = [r for r in out if isinstance(r, Request)]
+    assert [r.url for r in requests] == ["http://a.example/new"]
+    assert requests[0].meta["tianwang_outlinks"] == 3
+
+
+def test_parsed_urls_keep_the_last_generations() -> None:
+    from tianwang.spiders.site import ParsedUrls
+
+    parsed = ParsedUrls()
+    parsed.GENERATION = 2
+    for n in range(5):
+        parsed.add(f"http://a.example/{n}")
+    assert [f"http://a.example/{n}" in parsed for n in range(5)] == [
+        False, False, True, True, True]
 
 
 # -- session ids and a lowercase status line, on the raw hostile web (tests/hostile_web.py) --

@@ -7,7 +7,8 @@ own and, on tianwang.signals.abandon_in_flight (sent by the closing extension on
 has waited TIANWANG_CLOSE_GRACE seconds), cancels them all: each connection is aborted and
 its request ends in Abandoned, an IgnoreRequest nobody logs or counts as the web's failure.
 The schedulers mark nothing done from that signal on, so the job fetches them again when it
-resumes. The https handler (tlshandler.py) is this one with its TLS policy.
+resumes. Its kept-alive connections are bounded over all hosts (tianwang/connections.py).
+The https handler (tlshandler.py) is this one with its TLS policy.
 
 The same cancel gives an idle timeout, wget's `-T` (its read timeout): with
 TIANWANG_IDLE_TIMEOUT > 0, a download that receives no byte for that many seconds ends in
@@ -34,6 +35,8 @@ from scrapy.utils.reactor import is_asyncio_reactor_installed
 
 from tianwang import signals
 from tianwang.config import get_seconds
+from tianwang.connections import KeepAlivePool
+from tianwang.scrapy_internals import set_connection_pool
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +77,9 @@ class IdleWatch:
 class HTTPDownloadHandler(HTTP11DownloadHandler):
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
+        from twisted.internet import reactor
+
+        set_connection_pool(self, KeepAlivePool.from_settings(reactor, crawler.settings))
         self._tasks: set[asyncio.Task[Any]] = set()
         self.abandoning = False
         self._cancellable = is_asyncio_reactor_installed()

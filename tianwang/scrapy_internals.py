@@ -19,6 +19,13 @@ Scrapy 2.19 has no public hook for two things the frontier needs:
   and no public policy verifies without refusing. The handler's ``_contextFactory``, set
   by ``set_tls_policy``, which refuses a handler without one.
 
+- giving that handler a pool of kept-alive connections bounded over all hosts, with more
+  connections to an HTTP proxy (tianwang/connections.py): the handler's ``_pool``, set by
+  ``set_connection_pool``, which keeps the handler's own HTTP/1.1 client factory. The pool
+  overrides Twisted's private ``HTTPConnectionPool._putConnection`` and
+  ``_removeConnection`` and keeps its ``_connections`` and ``_timeouts``:
+  ``set_connection_pool`` refuses a Twisted without them.
+
 ``check(engine)`` runs when a scheduler opens: a Scrapy without one of these attributes
 stops the crawl at once with a message naming it, rather than losing work silently.
 tests/test_scrapy_internals.py pins each one against the installed Scrapy.
@@ -90,3 +97,27 @@ def set_tls_policy(handler: Any, policy: Any) -> None:
             "version pyproject.toml pins"
         )
     handler._contextFactory = policy
+
+
+# Twisted's HTTPConnectionPool internals tianwang.connections.KeepAlivePool works with.
+POOL_INTERNALS = ("_putConnection", "_removeConnection", "_connections", "_timeouts")
+
+
+def set_connection_pool(handler: Any, pool: Any) -> None:
+    """Make `pool` (made before any download) the connection pool of an HTTP/1.1 download
+    handler, with the handler's own client factory."""
+    old = getattr(handler, "_pool", None)
+    if old is None or not hasattr(old, "_factory"):
+        raise ScrapyInternalsError(
+            f"Scrapy {scrapy.__version__}'s {type(handler).__mro__[1].__name__} has no "
+            "_pool, which tianwang replaces to bound kept-alive connections; install the "
+            "Scrapy version pyproject.toml pins"
+        )
+    missing = [name for name in POOL_INTERNALS if not hasattr(old, name)]
+    if missing:
+        raise ScrapyInternalsError(
+            f"Twisted's HTTPConnectionPool has no {', '.join(missing)}, which tianwang's "
+            "connection pool relies on; install the Twisted version pyproject.toml pins"
+        )
+    pool._factory = old._factory
+    handler._pool = pool

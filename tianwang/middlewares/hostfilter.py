@@ -9,10 +9,10 @@ into the machine's own network: names of this machine or its network (localhost,
 are refused whether a proxy fetches or not, and, fetching without a proxy, hosts that
 resolve to a non-public address.
 
-The address check asks the resolver the crawler's connection uses (Scrapy's, with its DNS
-cache) for every request, and keeps no verdict of its own: a verdict lives exactly as long
-as the DNS answer it was made from, so the connection goes to the address that was checked
-for as long as Scrapy keeps it (see `resolve` for what remains open).
+The address check asks the resolver the crawler's connection uses (tianwang/resolver.py,
+with its DNS cache) for every request, and keeps no verdict of its own: a verdict lives
+exactly as long as the DNS answer it was made from, so the connection goes to the address
+that was checked for as long as the resolver keeps it (see `resolve` for what remains open).
 """
 
 from __future__ import annotations
@@ -106,9 +106,10 @@ class HostFilterMiddleware:
         return scheme in self.env_proxies and not proxy_bypass(host)
 
     async def _resolves_private(self, host: str, port: int) -> bool:
-        """Asked again for every request: through Scrapy's DNS cache (DNSCACHE_ENABLED) a
+        """Asked again for every request: through the resolver's cache (DNSCACHE_ENABLED) a
         known name costs a lookup in memory, and the verdict expires with the cached answer
-        (evicted past DNSCACHE_SIZE names: the next request resolves, and checks, afresh)."""
+        (its TTL, or evicted past DNSCACHE_SIZE names: the next request resolves, and
+        checks, afresh)."""
         addresses = await maybe_deferred_to_future(resolve(self.reactor, host, port))
         return any(not is_public(ipaddress.ip_address(a)) for a in addresses)
 
@@ -142,10 +143,11 @@ def load_spam_list(path: str) -> SpamList:
 def resolve(reactor: Any, host: str, port: int) -> Deferred[list[str]]:
     """Every address the crawler's connection to host could use.
 
-    It asks reactor.nameResolver, the resolver Scrapy installs and its HTTP client connects
-    through; with Scrapy's caching resolvers (DNSCACHE_ENABLED, the default) the connection
-    then reuses the very answer checked here, and a name evicted from the cache is resolved
-    and checked afresh by the next request. DNS rebinding caveat, what Scrapy leaves open:
+    It asks reactor.nameResolver, the resolver Scrapy installs (TWISTED_DNS_RESOLVER: the
+    stack's tianwang.resolver.CachingResolver) and its HTTP client connects through; with
+    its cache (DNSCACHE_ENABLED, the default) the connection then reuses the very answer
+    checked here, and a name expired or evicted from the cache is resolved and checked
+    afresh by the next request. DNS rebinding caveat, what Scrapy leaves open:
     with the cache off (each connection resolves again), when a name is evicted between
     this check and the connection, or when this lookup fails and the connection's succeeds,
     a hostile DNS server could answer a public address here and a private one at connect

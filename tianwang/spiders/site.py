@@ -24,15 +24,16 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from functools import partial
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlparse, urlsplit
 
 from lxml import etree
 from scrapy import Request, Spider
 from scrapy import signals as scrapy_signals
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS
+from scrapy.utils.response import get_base_url
+from selectolax.lexbor import LexborHTMLParser
 
 from tianwang import meta, signals
 from tianwang.config import SettingError, get_bool, get_int, get_media_types, get_proxy_url
@@ -72,6 +73,8 @@ class SiteSpider(Spider):
     session_ids: SessionIds | None  # TIANWANG_SESSION_PARAMS, stripped from links
     partition_share: Share | None  # announced by signals.share_opened as the spider opens
     sitemaps: SitemapReader | None  # None unless TIANWANG_SITEMAPS
+    joins: LinkJoins  # hrefs resolved on earlier pages
+    parsed: ParsedUrls  # urls of the pages parsed so far (no request is made for them again)
 
     def __init__(
         self,
@@ -100,6 +103,8 @@ class SiteSpider(Spider):
         spider.keywords = get_keywords(settings, "TIANWANG_KEYWORDS")
         spider.keyword_boost = get_int(settings, "TIANWANG_KEYWORD_BOOST", minimum=0)
         spider.session_ids = get_session_ids(settings, "TIANWANG_SESSION_PARAMS")
+        spider.joins = LinkJoins()
+        spider.parsed = ParsedUrls()
         # Bad seeds stop the crawl here, before anything is fetched. A node joining a crawl
         # shared through Redis needs none: the crawl was seeded by another node (not so the
         # processes of TIANWANG_PROCESSES on their own redis-server: nobody else can seed it).
@@ -152,20 +157,25 @@ class SiteSpider(Spider):
         assert self.sitemaps is not None
         yield from self.sitemaps.parse(response)
 
-    def parse(self, response: Response) -> Iterator[PageItem | Request]:
+    def parse(self, response: Response) -> list[PageItem | Request]:
+        # A list, not a generator: for a generator callback Scrapy parses the method's
+        # source for every response (warn_on_generator_with_return_value; its cache is
+        # keyed by the bound method, made anew for each request), 0.14 ms a page.
+        self.parsed.add(response.url, response.meta.get(meta.REDIRECT_URLS))
         level = response.meta.get(meta.DEPTH, 0) + 1
         mime = media_type(response)
         links = self.links_of(response) if mime == "text/html" else []
         if links and self.session_ids is not None:
             links = self.without_session_ids(links)
+        out: list[PageItem | Request] = []
         if response.meta.get(meta.STORED):
             pass  # stored by a node of a shared crawl that died before saying it was done
         elif mime in self.store_types:
-            yield page_item(response, level, links)
+            out.append(page_item(response, level, links))
         else:
             self.crawler.stats.inc_value(f"tianwang/skipped/{mime or 'unknown'}")
         if self.max_levels and level >= self.max_levels:
-            return
+            return out
         page_host = url_host(response.url)
         follow = [url for url in links if self.follows(page_host, url)]
         boost = self.boost_meta(response, mime) if follow else None
@@ -173,12 +183,13 @@ class SiteSpider(Spider):
             self.crawler.stats.inc_value("tianwang/topical/boosted_requests", len(follow))
         # The parent survives redirects; Referer doesn't.
         request_meta = {**(boost or {}), meta.PARENT: response.url, meta.OUTLINKS: len(follow)}
-        for url in follow:
-            yield Request(url, callback=self.parse, meta=request_meta)
+        out += [Request(url, callback=self.parse, meta=request_meta) for url in follow
+                if url not in self.parsed]
+        return out
 
     def links_of(self, response: Response) -> list[str]:
         """The page's links, at most TIANWANG_MAX_PAGE_LINKS (those past it counted)."""
-        links, left_out = extract_links(response, self.max_links)
+        links, left_out = extract_links(response, self.max_links, self.joins)
         if left_out:
             self.crawler.stats.inc_value("tianwang/links/pages_cut")
             self.crawler.stats.inc_value("tianwang/links/left_out", left_out)
@@ -284,62 +295,163 @@ def page_text(response: Response, mime: str) -> str:
     return response.text
 
 
-def extract_links(response: Response, limit: int = 0) -> tuple[list[str], int]:
+def extract_links(response: Response, limit: int = 0,
+                  joins: LinkJoins | None = None) -> tuple[list[str], int]:
     """Absolute http(s) out-links of an HTML page (`<a href>`, `<area href>`, in document
     order): fragment removed, duplicates dropped, at most `limit` of them (0: all); and how
-    many hrefs were left out past the limit.
-
-    The page is parsed as Scrapy's selectors parse it (lxml, recovering), but into no tree:
-    a parser target takes each element as the parser meets it. A page of 700,000 links then
-    costs its links, not a tree of 300 MB."""
+    many hrefs were left out past the limit. `joins` remembers hrefs resolved on earlier
+    pages (a crawl's spider keeps one); without it, each page starts afresh."""
     if not isinstance(response, TextResponse):
         return [], 0
-    collector = _Links(partial(_absolute, response), limit)
-    body = response.text.strip().replace("\x00", "").encode("utf-8")
+    absolute = (joins or LinkJoins()).resolver(response)
+    links: dict[str, None] = {}
+    left_out = 0
+    for href in page_hrefs(response.text):
+        if limit and len(links) >= limit:
+            left_out += 1
+            continue
+        url = absolute(href.strip())
+        if url:
+            links[url] = None
+    return list(links), left_out
+
+
+# Pages up to this many characters are parsed by lexbor (selectolax), larger ones by lxml
+# into no tree: lexbor takes half lxml's time, but its tree and nodes of a 23 MB page of
+# 700,000 links took 450 MB, where lxml's parser target holds only the links.
+LEXBOR_MAX_CHARS = 1_000_000
+
+
+def page_hrefs(text: str, lexbor_max: int = LEXBOR_MAX_CHARS) -> list[str]:
+    """The href of every `<a>` and `<area>` that has one, in document order, as Scrapy's
+    selectors read them (lxml, recovering, the text stripped and its NULs dropped): lexbor
+    finds the same on real pages, the test web's and its junk (a test holds them equal)."""
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if len(text) <= lexbor_max:
+        tree = LexborHTMLParser(text)
+        return [node.attributes["href"] or "" for node in tree.css("a[href], area[href]")]
+    collector = _Hrefs()
+    body = text.strip().encode("utf-8")
     if body:
         parser = etree.HTMLParser(target=collector, recover=True, encoding="utf-8")
         try:
             etree.fromstring(body, parser)
         except etree.LxmlError:  # past recovery: the links met so far
             pass
-    return list(collector.links), collector.left_out
+    return collector.hrefs
 
 
-class _Links:
-    """An lxml parser target: each `<a>` and `<area>` href, made absolute as it comes."""
+class _Hrefs:
+    """An lxml parser target: each `<a>` and `<area>` href as the parser meets it (no tree:
+    a page of 700,000 links costs its links, not a tree of 300 MB)."""
 
-    def __init__(self, absolute: Callable[[str], str | None], limit: int) -> None:
-        self.absolute, self.limit = absolute, limit
-        self.links: dict[str, None] = {}
-        self.left_out = 0
+    def __init__(self) -> None:
+        self.hrefs: list[str] = []
 
     def start(self, tag: str, attrib: Any) -> None:
-        if tag not in _LINK_TAGS:
-            return
-        href = attrib.get("href")
-        if href is None:
-            return
-        if self.limit and len(self.links) >= self.limit:
-            self.left_out += 1
-            return
-        url = self.absolute(href.strip())
-        if url:
-            self.links[url] = None
+        if tag in _LINK_TAGS:
+            href = attrib.get("href")
+            if href is not None:
+                self.hrefs.append(href)
 
     def close(self) -> None:
         return None
 
 
 def _absolute(response: TextResponse, href: str) -> str | None:
-    if not href or href.startswith(("#", "javascript:", "mailto:")):
+    """The link an href (stripped) of a page makes: absolute (honouring <base href>), http(s),
+    canonical, without its fragment; None for none."""
+    if not href or href.startswith(_NOT_LINKS):
         return None
+    return _joined(get_base_url(response), response.encoding, href)
+
+
+def _joined(base: str, encoding: str, href: str) -> str | None:
     try:
-        url = response.urljoin(href)  # honours <base href>
-    except ValueError:  # e.g. "http://[bad" from a broken page
+        url = urljoin(base, href)
+        if not url.startswith(("http://", "https://")):
+            return None
+        return canonical_url(url.split("#", 1)[0], encoding=encoding)
+    except ValueError:  # "http://[bad", "http://host:port/" from a broken page: no link
         return None
-    if not url.startswith(("http://", "https://")):
-        return None
-    return canonical_url(url.split("#", 1)[0], encoding=response.encoding)
+
+
+_NOT_LINKS = ("#", "javascript:", "mailto:")
+# An href whose link depends on its page only through the page's scheme, host and directory
+# (not the file name, query or params of the page's url): an absolute http(s) url with a
+# host, or a path (no scheme: no ":"; not "//host") that urlsplit neither strips at its
+# start (control characters, space) nor leaves empty (";", "?" first); no tab or line break
+# anywhere (urlsplit removes them: "/\t/h" is "//h"). urljoin drops the base's last path
+# segment before it resolves such a path, so the pages of one directory make the same link
+# of it; most hrefs (navigation, "../other.html") repeat on every page there.
+_SHARED_HREF = re.compile(
+    r"(?![^\t\n\r]*[\t\n\r])(?:https?://[^/?#\x00-\x20]|(?!//)[^\x00-\x20#;?:\\][^:\\]*\Z)"
+)
+
+
+class ParsedUrls:
+    """The urls of the pages this spider parsed (and the urls that redirected to them),
+    the last 250,000 to 500,000 of them, as 64-bit hashes (30 MB at most).
+
+    A link to one is a url the frontier has taken: it would drop the request as a
+    duplicate, with no effect (link cash is credited to pending urls only), but only after
+    Scrapy's spider middlewares, the engine and its signals had handled it; on real pages,
+    where most links lead to pages fetched already, that was a sixth of the crawl's CPU.
+    The page's out-link count (OUTLINKS, which shares its cash) still counts them. A hash
+    shared by two urls (about 1 in 10^13 a lookup) would leave one link of a page out."""
+
+    GENERATION = 250_000
+
+    def __init__(self) -> None:
+        self.current: set[int] = set()
+        self.previous: set[int] = set()
+
+    def add(self, url: str, redirected_from: list[str] | None = None) -> None:
+        if len(self.current) >= self.GENERATION:
+            self.previous, self.current = self.current, set()
+        self.current.add(hash(url))
+        for earlier in redirected_from or ():
+            self.current.add(hash(earlier))
+
+    def __contains__(self, url: str) -> bool:
+        key = hash(url)
+        return key in self.current or key in self.previous
+
+
+class LinkJoins:
+    """Hrefs resolved to links, remembered across pages: a page's link for an href that
+    _SHARED_HREF matches is the link any page of the same directory made of it (urljoin,
+    then canonical_url, is most of link extraction's cost). At most `size` are kept."""
+
+    def __init__(self, size: int = 200_000) -> None:
+        self.size = size
+        self.known: dict[tuple[str, str, str, str], dict[str, str]] = {}
+        self.count = 0
+
+    def resolver(self, response: TextResponse) -> Callable[[str], str | None]:
+        """The page's href -> link function (None: no link)."""
+        base, encoding = get_base_url(response), response.encoding
+        scheme, host, path = urlparse(base)[:3]
+        directory = (scheme, host, path[: path.rfind("/") + 1], encoding)
+        if self.count >= self.size:
+            self.known.clear()
+            self.count = 0
+        known = self.known.setdefault(directory, {})
+
+        def absolute(href: str) -> str | None:
+            if not href or href.startswith(_NOT_LINKS):
+                return None
+            href = href.split("#", 1)[0]
+            link = known.get(href)
+            if link is None:
+                link = _joined(base, encoding, href) or ""
+                if _SHARED_HREF.match(href):
+                    known[href] = link
+                    self.count += 1
+            return link or None
+
+        return absolute
 
 
 def _extension(path: str) -> str:
