@@ -211,3 +211,30 @@ def test_the_line_the_500_kib_limit_cuts_is_dropped_not_read_as_a_shorter_rule()
     # A download stopped anywhere is cut too, under the limit or not.
     assert RobotsParser(b"User-agent: *\nDisallow: /", cut=True).allowed("http://a.com/x", "t")
     assert not RobotsParser(b"User-agent: *\nDisallow: /").allowed("http://a.com/x", "t")
+
+
+def test_a_host_slower_than_its_robots_ttl_is_still_crawled_whole(tmp_path) -> None:
+    """DOWNLOAD_DELAY longer than TIANWANG_ROBOTS_TTL: every request of the host finds its
+    robots.txt expired and waits for a fetch. Once that fetch is done it goes by the rules
+    just read; asked to wait for another, it would wait for ever."""
+    from tests.test_frontier_scheduler import read_tree
+    from tests.truth import load_truth, reach
+    from tianwang.testweb.launcher import TestWebProcess, write_seeds
+
+    truth = load_truth(3, 2, 12)
+    homes = [url for url, page in truth.items() if page["kind"] == "home"]
+    expected = reach(truth, homes).stored(truth)
+    assert len(expected) >= 4
+    log = tmp_path / "access.jsonl"
+    with TestWebProcess(3, 2, 12, access_log=log) as web:
+        result = scrapy_crawl("site", {"seeds": str(write_seeds(tmp_path / "seeds.txt", homes))}, {
+            "TIANWANG_PROXY": web.address, "TIANWANG_DATA_DIR": str(tmp_path / "data"),
+            "TIANWANG_ROBOTS_TTL": "1", "DOWNLOAD_DELAY": "1.2",
+            "CONCURRENT_REQUESTS_PER_DOMAIN": "1",
+        }, cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert set(read_tree(tmp_path / "data")) == expected
+    lines = log.read_text().splitlines()
+    robots = [line for line in lines if "/robots.txt" in line]
+    assert len(robots) > len(homes)  # fetched again as they expired
+    assert len(robots) <= len(lines) - len(robots)  # no request waited for two fetches

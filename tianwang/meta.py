@@ -9,6 +9,12 @@ too, so a rename in Scrapy is one line to change.
 # Set by the site spider on the requests of a page whose text holds a keyword (seed 000's
 # topical crawl): the frontier adds it to the url's weight.
 BOOST = "tianwang_boost"
+# Set by RobotsMiddleware on a request it sends back to wait for its host's robots.txt: how
+# many fetches of it were done then. Once one more is done the request goes by its rules, even
+# if they expired meanwhile (a wait longer than TIANWANG_ROBOTS_TTL would otherwise start a
+# fetch and a wait again, for ever).
+ROBOTS_FETCHES = "tianwang_robots_fetches"
+
 # Set by the Redis scheduler on a request whose page a dead node already stored: the spider
 # parses it for its links only.
 STORED = "tianwang_stored"
@@ -44,6 +50,12 @@ QUEUED = "tianwang_queued"
 # to wait (robots.txt to come, a Retry-After): it was counted when it first came (the host's
 # page budget), not again.
 SENT_BACK = "tianwang_sent_back"
+
+# Set by RobotsMiddleware on a request it sends back to wait for its host's robots.txt: how
+# many fetches of it were done then. Once one more is done the request goes by its rules, even
+# if they expired meanwhile (a wait longer than TIANWANG_ROBOTS_TTL would otherwise start a
+# fetch and a wait again, for ever).
+ROBOTS_FETCHES = "tianwang_robots_fetches"
 
 # Set by the Redis scheduler on a request it hands out: the member of the lease it holds. A
 # copy sent back keeps the lease and waits in the node's own queue, not in Redis again.

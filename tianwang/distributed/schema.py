@@ -111,7 +111,7 @@ FIELDS = frozenset({meta.DEPTH, meta.PARENT})  # meta keys that are fields of th
 # place a local frontier held it at (a shared one weighs it again as it pushes), LEASE the
 # lease of the node that handed it out.
 PER_ATTEMPT = frozenset({"download_latency", meta.STORED, meta.OUTLINKS, meta.QUEUED,
-                         meta.LEASE})
+                         meta.LEASE, meta.ROBOTS_FETCHES})
 # Headers the downloader middlewares set on every attempt (a redirect or a retry copies
 # them), dropped; and the revisit headers a request may carry.
 PER_ATTEMPT_HEADERS = frozenset({b"user-agent", b"accept", b"accept-language",

@@ -133,6 +133,7 @@ class HostRobots:
     expires: float = 0.0  # monotonic time after which robots.txt is fetched again
     failures: int = 0  # failed fetches in a row
     fetching: bool = False  # a fetch is under way
+    fetches: int = 0  # fetches done (read, refused or failed)
     changed: list[defer.Deferred] = field(default_factory=list)  # waiters (another scheduler)
 
     @property
@@ -206,6 +207,7 @@ class RobotsMiddleware(RobotsTxtMiddleware):
                 self._host_wait(request, verdict)
                 again = request.replace(dont_filter=True)  # the frontier's filter saw it
                 again.meta[meta.SENT_BACK] = True
+                again.meta[meta.ROBOTS_FETCHES] = robots.fetches
                 return again
             await self._wait(_change_or_time(robots, verdict))
         if robots.parser is not None and not robots.parser.allowed(request.url, self.user_agent):
@@ -216,7 +218,12 @@ class RobotsMiddleware(RobotsTxtMiddleware):
     def _verdict(self, request: Request, origin: str, robots: HostRobots) -> str | float:
         """GO (the rules are there), DROP (unavailable past its tries), or when the host may
         be asked again: math.inf while its robots.txt is fetched (a fetch is started when
-        it is due: the host sends nothing else meanwhile, so the fetch keeps its delay)."""
+        it is due: the host sends nothing else meanwhile, so the fetch keeps its delay). A
+        request sent back to wait for a fetch goes by its rules once it is done."""
+        waited = request.meta.get(meta.ROBOTS_FETCHES)
+        if waited is not None and robots.fetches > waited and not robots.fetching \
+                and robots.known:
+            return GO
         if time.monotonic() >= robots.expires and not robots.fetching:
             self._start_fetch(request, origin, robots)
         if robots.fetching:
@@ -252,6 +259,7 @@ class RobotsMiddleware(RobotsTxtMiddleware):
             self._failed(robots, origin, "an error")
         finally:
             robots.fetching = False
+            robots.fetches += 1
             waiters, robots.changed = robots.changed, []
             for waiter in waiters:
                 if not waiter.called:
