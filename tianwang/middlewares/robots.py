@@ -209,6 +209,7 @@ class RobotsMiddleware(RobotsTxtMiddleware):
                 again.meta[meta.SENT_BACK] = True
                 again.meta[meta.ROBOTS_FETCHES] = robots.fetches
                 return again
+            request.meta.setdefault(meta.ROBOTS_FETCHES, robots.fetches)
             await self._wait(_change_or_time(robots, verdict))
         if robots.parser is not None and not robots.parser.allowed(request.url, self.user_agent):
             self._stats.inc_value("robotstxt/forbidden")
