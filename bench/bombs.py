@@ -13,16 +13,14 @@ baseline plus 4 x TIANWANG_MAX_PAGE_BYTES per concurrent request.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.crawl import site_command, timed_process  # noqa: E402
 from tianwang.testweb.junk import BOMB_HOSTS, BOMB_PAGE  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess  # noqa: E402
 
@@ -38,20 +36,12 @@ def crawl(tree: Path, proxy: str, seeds: list[str], workdir: Path) -> tuple[floa
     settings = {"TIANWANG_PROXY": proxy, "TIANWANG_DATA_DIR": str(data), "DOWNLOAD_DELAY": "0",
                 "CONCURRENT_REQUESTS": str(CONCURRENT), "ROBOTSTXT_OBEY": "False",
                 "TIANWANG_MAX_LEVELS": "1", "LOG_LEVEL": "INFO"}
-    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"seeds={seeds_file}"]
-    for key, value in settings.items():
-        command += ["-s", f"{key}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "tianwang.settings", "PYTHONPATH": str(tree)}
-    env.pop("http_proxy", None)
-    started = time.monotonic()
-    with open(workdir / "crawl.log", "wb") as log:
-        proc = subprocess.Popen(command, cwd=tree, env=env, stdout=log, stderr=log)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-    took = time.monotonic() - started
-    if os.waitstatus_to_exitcode(status) != 0:
+    command, env = site_command(seeds_file, settings, tree)
+    code, rss_mb, took = timed_process(command, env, tree, workdir / "crawl.log")
+    if code != 0:
         raise SystemExit(f"crawl failed, see {workdir / 'crawl.log'}")
     stored = sum(p.stat().st_size for p in data.glob("data_*/*/page.dat"))
-    return usage.ru_maxrss / 1024, stored, took
+    return rss_mb, stored, took
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,14 +95,26 @@ def run_crawl(
     return measured_run(command, env, workdir, stats_file)
 
 
-def site_command(seeds: Path, settings: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """`scrapy crawl site -a seeds=SEEDS -s K=V ...` in the project, and its environment."""
+def site_command(seeds: Path | str, settings: dict[str, str],
+                 tree: Path = ROOT) -> tuple[list[str], dict[str, str]]:
+    """`scrapy crawl site -a seeds=SEEDS -s K=V ...` in the project at `tree` (this one, or a
+    commit's archive to compare with), and its environment."""
     command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"seeds={seeds}"]
     for key, value in settings.items():
         command += ["-s", f"{key}={value}"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SCRAPY_SETTINGS_MODULE": "tianwang.settings"}
+    env = {**os.environ, "PYTHONPATH": str(tree), "SCRAPY_SETTINGS_MODULE": "tianwang.settings"}
     env.pop("http_proxy", None)
     return command, env
+
+
+def timed_process(command: list[str], env: dict[str, str], cwd: Path,
+                  log: Path) -> tuple[int, float, float]:
+    """Run a process, its output into `log`: its exit code, peak RSS (MB), wall seconds."""
+    started = time.monotonic()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=out)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024, time.monotonic() - started
 
 
 def measured_run(command: list[str], env: dict[str, str], workdir: Path, stats_file: Path) -> dict:

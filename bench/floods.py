@@ -18,18 +18,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.crawl import site_command, timed_process  # noqa: E402
 from bench.versus import archived  # noqa: E402
 from tianwang.testweb.floods import LINK_BOMB, LINK_FARM, REDIRECT_FARM  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess  # noqa: E402
@@ -49,20 +47,12 @@ def crawl(tree: Path, proxy: str, seeds: list[str], settings: dict[str, str], se
     settings = {"TIANWANG_PROXY": proxy, "TIANWANG_DATA_DIR": str(workdir / "data"),
                 "CLOSESPIDER_TIMEOUT": str(seconds), "TIANWANG_PROGRESS_INTERVAL": "1",
                 "LOG_LEVEL": "INFO", **settings}
-    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"seeds={','.join(seeds)}"]
-    for key, value in settings.items():
-        command += ["-s", f"{key}={value}"]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "tianwang.settings", "PYTHONPATH": str(tree)}
-    env.pop("http_proxy", None)
-    started = time.monotonic()
-    with open(workdir / "crawl.log", "wb") as log:
-        proc = subprocess.Popen(command, cwd=tree, env=env, stdout=log, stderr=log)
-        _pid, _status, usage = os.wait4(proc.pid, 0)
-    took = time.monotonic() - started
+    command, env = site_command(",".join(seeds), settings, tree)
+    _code, rss_mb, took = timed_process(command, env, tree, workdir / "crawl.log")
     text = (workdir / "crawl.log").read_text(errors="replace")
     pending = [int(n.replace(",", "")) for n in PENDING.findall(text)]
     stored = re.findall(r"stored ([\d,]+) pages from ([\d,]+) hosts", text)
-    return {"rss_mb": usage.ru_maxrss / 1024, "pending": max(pending, default=0),
+    return {"rss_mb": rss_mb, "pending": max(pending, default=0),
             "stored": int(stored[-1][0].replace(",", "")) if stored else 0,
             "seconds": took}
 
