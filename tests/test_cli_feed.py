@@ -4,6 +4,8 @@ node owning its host; a node of an unseeded job says it waits; a finished job re
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -70,9 +72,19 @@ def test_a_url_pushed_into_a_running_crawl_is_fetched_once_by_its_hosts_node(
             assert time.monotonic() < deadline, (tmp_path / "node1.log").read_text()[-2000:]
             time.sleep(0.05)
         table = {int(b): n.decode() for b, n in client.hgetall(f"tianwang:{{{JOB}}}:table").items()}
-        fed = tianwang_cli("feed", "--redis", server.url, "--job", JOB, target)
-        assert fed.returncode == 0, fed.stderr
-        assert fed.stdout == f"pushed 1 urls into tianwang:{{{JOB}}}:feed\n"
+        # The web stands still until the url is taken: the crawl cannot end before the feed
+        # comes, however slow the machine.
+        os.kill(web.proc.pid, signal.SIGSTOP)
+        try:
+            fed = tianwang_cli("feed", "--redis", server.url, "--job", JOB, target)
+            assert fed.returncode == 0, fed.stderr
+            assert fed.stdout == f"pushed 1 urls into tianwang:{{{JOB}}}:feed\n"
+            deadline = time.monotonic() + 120
+            while "feed: took 1 urls" not in logs(tmp_path):
+                assert time.monotonic() < deadline, logs(tmp_path)[-3000:]
+                time.sleep(0.05)
+        finally:
+            os.kill(web.proc.pid, signal.SIGCONT)
         for proc in (joining, seeding):
             proc.wait(timeout=120)
         access = [json.loads(line)["url"]
@@ -84,7 +96,10 @@ def test_a_url_pushed_into_a_running_crawl_is_fetched_once_by_its_hosts_node(
     assert served_beyond_sent([url for url in access if url == target], [target]) == {}
     owner = table[bucket_of(host_of(target), len(table))]
     assert [f"node{i}" for i, n in sent.items() if n] == [owner]
-    assert "feed: took 1 urls" in "".join((tmp_path / f"node{i}.log").read_text() for i in (0, 1))
+
+
+def logs(workdir: Path) -> str:
+    return "".join((workdir / f"node{i}.log").read_text() for i in (0, 1))
 
 
 def test_an_unseeded_node_says_it_waits_and_a_finished_job_rerun_says_so(
