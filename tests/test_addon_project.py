@@ -1,5 +1,5 @@
-"""Another Scrapy project, made from the add-on example of docs/crawling.md, crawls the test web into
-Tianwang records with nothing of tianwang enabled but the add-on."""
+"""Another Scrapy project, made from the add-on example of docs/crawling.md, crawls the test
+web into Tianwang records with nothing of tianwang enabled but the add-on."""
 
 from __future__ import annotations
 
