@@ -27,7 +27,7 @@ higher weight first within a turn. A host given a seed (``push(seed=True)``) has
 ``seed_first`` such items. The hosts a crawl starts from, or comes upon, each get a look at
 their home page and main sections before the weights (which favour small hosts at first: a
 page's cash is shared among its links) decide: breadth first's round robin over hosts, for
-the first pages only (bench/RESULTS.md, issue 20). These items stay in their turn's level
+the first pages only (bench/RESULTS-archive.md, issue 20). These items stay in their turn's level
 if raised (only their weight, for the counts, changes).
 
 Raising (link relations, linkscore.py): a pending id's weight may rise; the id is appended

@@ -125,14 +125,13 @@ def test_a_component_list_on_the_command_line_is_the_whole_list() -> None:
     assert addon_crawler().settings.getdict("ITEM_PIPELINES")  # the project level still fills
 
 
-def test_the_readme_vertical_example_is_a_valid_vertical() -> None:
+def test_the_docs_vertical_example_is_a_valid_vertical() -> None:
     import ast
     import re
 
     from tests.conftest import ROOT
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("### Verticals", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "verticals.md").read_text(encoding="utf-8")
     block = re.findall(r"```python\n(.+?)```", section, re.S)[0]
     example = ast.literal_eval("{" + block.strip().rstrip(",") + "}")
     settings = project_crawler(TIANWANG_VERTICALS=example, TIANWANG_VERTICAL="university").settings

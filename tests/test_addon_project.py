@@ -1,5 +1,5 @@
-"""Another Scrapy project, made from the README's add-on example, crawls the test web into
-Tianwang records with nothing of tianwang enabled but the add-on."""
+"""Another Scrapy project, made from the add-on example of docs/crawling.md, crawls the test
+web into Tianwang records with nothing of tianwang enabled but the add-on."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from tests.truth import host_of, reach
 
 
 def readme_project_files() -> dict[str, str]:
-    """The README's example files: python blocks whose first line is `# <path>`."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The docs' example files: python blocks whose first line is `# <path>`."""
+    text = (ROOT / "docs" / "crawling.md").read_text(encoding="utf-8")
     section = text.split("## Tianwang in another Scrapy project", 1)[1].split("\n## ", 1)[0]
     files = {}
     for block in re.findall(r"```python\n(.+?)```", section, re.S):

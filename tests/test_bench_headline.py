@@ -36,3 +36,21 @@ def test_a_file_without_a_headline_gets_one_before_its_first_section() -> None:
     out = replace_section(text, "## Headline, as the code is now (d, commit c)\n\nrows\n")
     assert out == ("# Benchmark results\n\nintro\n\n## Headline, as the code is now (d, "
                    "commit c)\n\nrows\n\n## Crawl rate\n\nx\n")
+
+
+def test_the_real_results_file_starts_with_its_headline_and_keeps_the_rest() -> None:
+    from bench.headline import RESULTS as results_file
+
+    text = results_file.read_text(encoding="utf-8")
+    assert text.split("\n## ")[1].startswith("Headline, as the code is now (")
+    rows = [("full stack / plain Scrapy, pages/s (200-host web, both CONCURRENT_ITEMS=4)",
+             "1.0", "1.0", "**1.000**")]
+    out = replace_section(text, section(rows, "d", "c", "python bench/headline.py"))
+    rest = text[text.index("\n## What the open issues must show"):]
+    assert out.endswith(rest) and out.index("## Headline") < out.index(rest)
+
+
+def test_like_for_like_rows_come_first() -> None:
+    from bench.headline import ENTRIES
+
+    assert list(ENTRIES)[:2] == ["crawl-same-items", "crawl"]

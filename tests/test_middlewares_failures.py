@@ -41,7 +41,8 @@ def crawl(tmp_path: Path, seeds: list[str], proxy: str, **settings: str):
                 **settings}
     started = time.monotonic()
     result = scrapy_crawl("site", {"seeds": str(seeds_file)}, settings, cwd=tmp_path)
-    # Every page fails here: nothing stored, so the crawl says it failed (README, exit status).
+    # Every page fails here: nothing stored, so the crawl says it failed (docs/crawling.md,
+    # exit status).
     assert result.returncode == 1, result.stderr[-3000:]
     *log, outcome = result.stderr.rstrip().splitlines()
     assert "ERROR: crawl FAILED (no page stored)" in outcome

@@ -145,7 +145,7 @@ def test_unreachable_robots_is_retried_then_the_request_dropped(tmp_path) -> Non
         "TIANWANG_DROP_OTHER_PORTS": "False", "TIANWANG_DATA_DIR": str(tmp_path / "data"),
         "TIANWANG_ROBOTS_RETRY_DELAY": "0.2", "TIANWANG_ROBOTS_RETRIES": "1",
     }, cwd=tmp_path, timeout=60)
-    # Nothing could be stored: the crawl did not do its job (README, exit status).
+    # Nothing could be stored: the crawl did not do its job (docs/crawling.md, exit status).
     assert result.returncode == 1, result.stderr[-3000:]
     assert result.stderr.rstrip().splitlines()[-1].endswith(
         "crawl FAILED (no page stored): stored 0, kept 0 already stored, "

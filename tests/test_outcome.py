@@ -1,4 +1,4 @@
-"""The crawl's outcome from its stats, by the rules written in the README (exit status)."""
+"""The crawl's outcome from its stats, by the rules written in docs/crawling.md (exit status)."""
 
 from __future__ import annotations
 

@@ -202,7 +202,7 @@ def test_page_types_from_the_history_against_the_truth(refreshed: dict,
     # The truth is by role, drawn without the classifier's thresholds (testweb/changing.py):
     # a hub listing fewer than 20 links is no entry page by the rule, a link page of fewer
     # than 10 links is taken for stable, a stable page of 10 or more for a link page.
-    # Measured on this web: entry 0.75, link 0.75, stable 0.84 (bench/RESULTS.md, issue 37).
+    # Measured on this web: entry 0.75, link 0.75, stable 0.84 (bench/RESULTS-archive.md, issue 37).
     assert accuracy["entry"] >= 0.7 and accuracy["link"] >= 0.7 and accuracy["stable"] >= 0.8, \
         accuracy
     print("page type accuracy", {k: f"{v:.3f} of {len(by_type[k])}" for k, v in

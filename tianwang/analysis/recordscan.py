@@ -12,7 +12,7 @@ declared size over the reader's limit (MAX_DATA) before allocating it.
 
 Inflating is most of the work, so the fast path uses libdeflate (the `deflate` package): a
 23 KB level-1 record inflates in 28 us against zlib-ng's 37 and the stdlib zlib's 62 (bench/
-RESULTS.md, issue 5). The reference reader keeps the stdlib zlib, so a stream the two
+RESULTS-archive.md, issue 5). The reference reader keeps the stdlib zlib, so a stream the two
 libraries judged differently falls back to it.
 """
 

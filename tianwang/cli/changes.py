@@ -1,8 +1,8 @@
 """`tianwang changes report DIR`: what the visit history says about how pages change.
 
-Per class (seed 001's F1: rate >= the mean rate, F2: the rest) the urls, their mean rate and
-the revisit interval the two-class policy gives them; the distribution of the estimated
-rates as a table and a PNG histogram; and the entry pages at their last visit.
+Per class (the page-types paper's F1: rate >= the mean rate, F2: the rest) the urls, their
+mean rate and the revisit interval the two-class policy gives them; the distribution of the
+estimated rates as a table and a PNG histogram; and the entry pages at their last visit.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from tianwang.progress import terminal_progress
 
 DEDUP_HELP = """\
 Keep one record per body MD5 across the input trees (several crawls, several machines), as
-seed 004 built CWT200g: sharded by MD5 mod 1024, on all cores, in bounded memory. The kept
+the CWT200g thesis built CWT200g: sharded by MD5 mod 1024, on all cores, in bounded memory. The kept
 url of a body is the shortest of those stored with it (then the first in code point order);
 every other url with that body, and every line of the inputs' mirror tables, goes to
 OUT_DIR/mirrors.tsv pointing at it. Records are copied byte for byte, sorted by url, with

@@ -1,5 +1,5 @@
-"""`tianwang hosts count | clean | dealias | filter | homepage`: seed 004's host lists, D0 to
-D4, and seed 001's homepage finding.
+"""`tianwang hosts count | clean | dealias | filter | homepage`: the CWT200g thesis's host
+lists, D0 to D4, and the page-types paper's homepage finding.
 
 The steps' logic is in tianwang.collection (hostcount, hostnames, dealias, spamfilter,
 homepage); this module is their command line: arguments, messages, exit status.
@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
 def register_count(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "count", help="pages per site from url lists: D0",
-        description="Count pages per site (seed 004's D0) in url lists, summed over the "
+        description="Count pages per site (the CWT200g thesis's D0) in url lists, summed over the "
                     "lists, on every core; lines that are not http(s) urls are counted by "
                     "reason and skipped. D0 lines are <site>\\t<pages>, the site written "
                     "scheme://host:port/, sorted (see `pydoc tianwang.collection.hostcount`).",
@@ -216,7 +216,8 @@ def cmd_filter(args: argparse.Namespace) -> int:
 
 def register_homepage(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "homepage", help="each site's homepage found from its sub-pages (seed 001's PERS)",
+        "homepage",
+        help="each site's homepage found from its sub-pages (the page-types paper's PERS)",
         description=homepages.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dir", metavar="DIR", help="a crawl's record tree")
     parser.add_argument("--out", metavar="FILE", help="write the list here (default: stdout)")

@@ -1,4 +1,4 @@
-"""`tianwang importance`: rank stored pages by seed 000's importance features
+"""`tianwang importance`: rank stored pages by the Tianwang paper's importance features
 (tianwang.analysis.importance)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from tianwang.analysis.importance import Coefficients, csv_rows, importance, jso
 from tianwang.formats.record import RecordError
 
 IMPORTANCE_HELP = """\
-Rank every stored page of DIR by seed 000's features: in-degree, the parent's in-degree,
+Rank every stored page of DIR by the Tianwang paper's features: in-degree, the parent's in-degree,
 mirror degree and directory depth, combined by default as
   weight = BASE + A*ln(1+indegree) + B*ln(1+parent_indegree) + C*ln(mirror) - D*depth
 (BASE=10, A=1, B=0.5, C=1, D=1: with no links and no mirrors the weight is the crawl's URL
@@ -26,7 +26,7 @@ self-links excluded. The parent is the page that first linked to it (links.tsv).
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "importance", help="rank stored pages by seed 000's importance features",
+        "importance", help="rank stored pages by the Tianwang paper's importance features",
         description=IMPORTANCE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("dir", metavar="DIR", help="record tree (with links.tsv, mirrors.tsv)")

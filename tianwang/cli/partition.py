@@ -1,4 +1,5 @@
-"""`tianwang partition plan | simulate | stats`: seed 002's site partition on a link graph.
+"""`tianwang partition plan | simulate | stats`: site partition on a link graph (the
+site-partition paper).
 
 DIR is a crawl's data directory (data_*/<host>/links.tsv) or a recorded graph directory
 (pages.tsv + edges.tsv); tianwang.analysis.sitegraph says how a site's graph and homepage
@@ -49,7 +50,7 @@ class UsageError(ValueError):
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "partition", help="site partition for vertical crawling (seed 002)",
+        "partition", help="site partition for vertical crawling (the site-partition paper)",
         description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="partition_command", required=True)
     plan = commands.add_parser(
@@ -209,7 +210,8 @@ def write_table(out: TextIO, sites: Sequence[SiteGraph], runs: Sequence[SiteRun]
 
 
 def trends_text(runs: Sequence[SiteRun], crawlers: Sequence[int]) -> str:
-    """Seed 002's two trends over N, per scheme, then the key-path values they rest on."""
+    """The site-partition paper's two trends over N, per scheme, then the key-path values
+    they rest on."""
     by_scheme = {scheme: trends(runs, scheme, crawlers) for scheme in SCHEMES}
     ns = trend_crawlers(crawlers)
     consecutive = len(ns) > 1 and ns == tuple(range(ns[0], ns[-1] + 1))

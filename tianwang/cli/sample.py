@@ -1,4 +1,5 @@
-"""`tianwang sample`: seed 004's size-stratified sample of a record tree (collection.sample)."""
+"""`tianwang sample`: the CWT200g thesis's size-stratified sample of a record tree
+(collection.sample)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from tianwang.progress import terminal_progress
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "sample", help="seed 004's size-stratified sample of a record tree",
+        "sample", help="the CWT200g thesis's size-stratified sample of a record tree",
         description=sampling.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dir", metavar="DIR", help="record tree (e.g. a tianwang dedup output)")
     parser.add_argument("--out", required=True, metavar="OUT", help="new directory to write")

@@ -1,4 +1,5 @@
-"""`tianwang stats`: seed 004's statistics tables of a record tree (tianwang.collection.stats)."""
+"""`tianwang stats`: the CWT200g thesis's statistics tables of a record tree
+(tianwang.collection.stats)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from tianwang.progress import terminal_progress
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "stats", help="seed 004's statistics tables of a record tree (Markdown)",
+        "stats", help="the CWT200g thesis's statistics tables of a record tree (Markdown)",
         description=record_stats.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dir", metavar="DIR", help="record tree (e.g. a tianwang sample output)")
     parser.add_argument("--out", metavar="FILE", help="write the report here (default: stdout)")

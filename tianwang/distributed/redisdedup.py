@@ -25,7 +25,7 @@ about 130 bytes with urls of 50 (MEMORY USAGE of 200,000).
 The claims go in batches, without blocking the crawl: an item waits (process_item is a
 coroutine) while one batch is out, and the items that came meanwhile go in the next, one
 round trip for all. A blocking round trip a page cost a node a tenth of its time (profiled:
-bench/RESULTS.md, issue 19).
+bench/RESULTS-archive.md, issue 19).
 
 Redis away: a batch whose round trip fails (after the client's own retries) is sent again
 every PROBE_INTERVAL seconds (the clock is outage.py's), its items waiting, so a page fetched
