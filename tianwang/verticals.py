@@ -13,7 +13,25 @@ from __future__ import annotations
 
 from typing import Any
 
+# Seed 000's order as the paper states it (docs/design.md, "Where the defaults depart from the
+# papers"): the url weight of directory depth and penalties alone, 1 sorted pick then 1 random
+# pick, equal weights first come first served; and seed 004's no size limit per host.
+PAPER: dict[str, Any] = {
+    "TIANWANG_SORTED_PICKS": 1,
+    "TIANWANG_HOST_PICKS": 0,
+    "TIANWANG_RANDOM_PICKS": 1,
+    "TIANWANG_HOST_FIRST": 0,
+    "TIANWANG_SEED_HOST_FIRST": 0,
+    "TIANWANG_HOST_TURNS": 0,
+    "TIANWANG_LINK_WEIGHT": 0,
+    "TIANWANG_INDEX_PAGES": [],
+    "TIANWANG_MAX_HOST_PAGES": 0,
+    "TIANWANG_MAX_DOMAIN_PAGES": 0,
+}
+
 VERTICALS: dict[str, dict[str, Any]] = {
+    # The paper-literal crawl: every default that departs from a paper's rule put back.
+    "paper": PAPER,
     # News portals: articles sit two or three links below the homepage and go stale fast,
     # so the crawl stays shallow and follows pages about the news first.
     "news": {
