@@ -32,6 +32,20 @@ PAPER: dict[str, Any] = {
 VERTICALS: dict[str, dict[str, Any]] = {
     # The paper-literal crawl: every default that departs from a paper's rule put back.
     "paper": PAPER,
+    # Seed 004's CWT200g crawl (docs/collection.md): every seed host breadth first, 3 levels
+    # (the homepage level 1), in-host links, text/html and text/plain; no size limit per
+    # host, so neither a host's nor a domain's pages are cut (what waits at once stays bounded
+    # by TIANWANG_MAX_PENDING); every copy stored, for `tianwang dedup` to keep the shortest
+    # url of each body; seed 000's order and weights as the paper states them.
+    "collection": {
+        **PAPER,
+        "TIANWANG_MAX_LEVELS": 3,
+        "TIANWANG_STAY_IN_HOST": True,
+        "TIANWANG_STORE_TYPES": ["text/html", "text/plain"],
+        "TIANWANG_MAX_HOST_PENDING": 0,
+        "TIANWANG_MAX_DOMAIN_HOSTS": 0,
+        "TIANWANG_DEDUP": False,
+    },
     # News portals: articles sit two or three links below the homepage and go stale fast,
     # so the crawl stays shallow and follows pages about the news first.
     "news": {
