@@ -51,9 +51,9 @@ import tests.test_collection_stats as stats_truth
 from tests.collection_crawl import deduped, site_sizes
 from tests.conftest import (
     COLLECTION_HOSTS,
-    ROOT,
     COLLECTION_PAGES,
     COLLECTION_SEED,
+    ROOT,
     scrapy_crawl,
     tianwang_cli,
 )

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-# Seed 000's order as the paper states it (docs/design.md, "Where the defaults depart from the
-# papers"): the url weight of directory depth and penalties alone, 1 sorted pick then 1 random
-# pick, equal weights first come first served; and seed 004's no size limit per host.
+# The papers' rules where the defaults depart from them (docs/design.md section 12): seed
+# 000's url weight of directory depth and penalties alone, 1 sorted pick then 1 random pick,
+# equal weights first come first served; seed 004's 3 levels and no size limit per host.
 PAPER: dict[str, Any] = {
+    "TIANWANG_MAX_LEVELS": 3,
     "TIANWANG_SORTED_PICKS": 1,
     "TIANWANG_HOST_PICKS": 0,
     "TIANWANG_RANDOM_PICKS": 1,
