@@ -71,7 +71,7 @@ DEPTH_ONLY = {**FRONTIER, **NO_FIRSTS, **NO_HOST_PICKS, "TIANWANG_LINK_WEIGHT": 
 # Each ordering is only settings on top of COMMON; the project's own are the defaults.
 ORDERINGS: dict[str, dict[str, str]] = {
     # The project's defaults as they ship: a host's first requests in turn, then depth and
-    # link relations, N sorted picks and H host picks.
+    # link relations, N sorted, H host and M random picks.
     "tianwang default": {**FRONTIER},
     # The same, one node of a crawl shared through Redis (--redis: a redis-server of the
     # bench's own, a new job each crawl).
