@@ -320,13 +320,14 @@ def test_the_default_picks_reach_low_weight_urls_and_no_random_picks_do_not() ->
     assert low_weight_in_first_100_of_400(**NO_RANDOM_PICKS) == (0, 0)
 
 
-# The same in a real crawl (the access log): a.test/ links 30 shallow pages and 30 deep ones,
+# The same in a real crawl (the access log): a.test/ links 90 shallow pages and 90 deep ones,
 # alternating; one request at a time. Sorted and host picks take every shallow page before
 # any deep one; the default's random picks fetch some deep pages among them.
-RANDOM_PAGES = (["http://a.test/"] + [f"http://a.test/p{i}.html" for i in range(1, 31)]
-                + [f"http://a.test/x1/x2/x3/x4/q{i}.html" for i in range(1, 31)])
-RANDOM_EDGES = [(0, i) for pair in zip(range(1, 31), range(31, 61), strict=True)
-                for i in pair]
+SHALLOW = 90
+RANDOM_PAGES = (["http://a.test/"] + [f"http://a.test/p{i}.html" for i in range(SHALLOW)]
+                + [f"http://a.test/x1/x2/x3/x4/q{i}.html" for i in range(SHALLOW)])
+RANDOM_EDGES = [(0, i) for pair in zip(range(1, SHALLOW + 1), range(SHALLOW + 1, 2 * SHALLOW + 1),
+                                       strict=True) for i in pair]
 
 
 @pytest.fixture(scope="module")
@@ -344,12 +345,12 @@ def test_a_real_crawls_default_picks_fetch_deep_pages_before_the_last_shallow_on
                                 CONCURRENT_REQUESTS="1", TIANWANG_FRONTIER_SEED="7",
                                 TIANWANG_HOST_FIRST="0", TIANWANG_SEED_HOST_FIRST="0",
                                 **settings)
-        last_shallow = max(pages.index(url) for url in RANDOM_PAGES[1:31])
+        last_shallow = max(pages.index(url) for url in RANDOM_PAGES[1:SHALLOW + 1])
         return sum(1 for url in pages[:last_shallow] if "/x1/" in url)
 
     # The default picks (a host's first requests off: a seed's host's first links are taken in
-    # page order, deep ones too): 30 shallow pages take about 30 * (N + H + M) / (N + H)
-    # picks, M / (N + H + M) of them random, about half of those deep.
+    # page order, deep ones too): 90 shallow pages take about 90 * (N + H + M) / (N + H)
+    # picks, M / (N + H + M) of them random (about 11 at 7:1:1), about half of those deep.
     assert deep_before_last_shallow("default") >= 2
     assert deep_before_last_shallow("no-random", **{
         name: str(value) for name, value in NO_RANDOM_PICKS.items()}) == 0
