@@ -89,7 +89,8 @@ def test_unknown_vertical_names_the_known_ones() -> None:
     with pytest.raises(SettingError) as error:
         project_crawler(TIANWANG_VERTICAL="sports")
     assert str(error.value) == (
-        "setting TIANWANG_VERTICAL='sports' is invalid: expected one of: forum, government, news"
+        "setting TIANWANG_VERTICAL='sports' is invalid: expected one of: collection, forum, "
+        "government, news, paper"
     )
 
 
@@ -97,7 +98,8 @@ def test_a_project_vertical_joins_the_known_ones_and_a_misspelt_setting_is_refus
     mine = {"blogs": {"TIANWANG_MAX_LEVELS": 2}}
     settings = project_crawler(TIANWANG_VERTICALS=mine, TIANWANG_VERTICAL="blogs").settings
     assert settings["TIANWANG_MAX_LEVELS"] == 2
-    with pytest.raises(SettingError, match="one of: blogs, forum, government, news"):
+    known = "one of: blogs, collection, forum, government, news, paper"
+    with pytest.raises(SettingError, match=known):
         project_crawler(TIANWANG_VERTICALS=mine, TIANWANG_VERTICAL="blog")
     with pytest.raises(SettingError, match="TIANWANG_MAX_LEVEL'"):
         project_crawler(

@@ -1,9 +1,10 @@
 """The whole collection build end to end, as an operator runs it, on the collection test web.
 
 url lists -> hosts count -> hosts clean -> the validate spider -> hosts dealias -> hosts
-filter -> `cut -f1 D4` as the seeds -> `scrapy crawl site` (its defaults: breadth first,
-3 levels, in-host; every copy stored, TIANWANG_DEDUP off, as tests/collection_crawl.py) ->
-`tianwang dedup` -> `tianwang sample --seed 1` -> `tianwang stats`.
+filter -> `cut -f1 D4` as the seeds -> `scrapy crawl site -s TIANWANG_VERTICAL=collection`
+(breadth first, 3 levels, in-host, text pages, no limit per host; every copy stored, as
+tests/collection_crawl.py) -> `tianwang dedup` -> `tianwang sample --seed 1` ->
+`tianwang stats`: docs/collection.md's recipe.
 
 The steps D0..D4 are held to the truth one by one in tests/test_collection_hosts_e2e.py, the
 sample and stats on a plain test web in tests/test_collection_sample.py and
@@ -52,6 +53,7 @@ from tests.conftest import (
     COLLECTION_HOSTS,
     COLLECTION_PAGES,
     COLLECTION_SEED,
+    ROOT,
     scrapy_crawl,
     tianwang_cli,
 )
@@ -60,6 +62,8 @@ from tianwang.formats import iter_tree
 from tianwang.testweb.hostlist import CollectionWeb
 
 SAMPLE_SEED = 1
+# The crawl step of docs/collection.md's recipe: its settings, as the page gives them.
+RECIPE_CRAWL = {"TIANWANG_VERTICAL": "collection", "JOBDIR": "job"}
 _HREF = re.compile(rb"""<(?:a|area)\s[^>]*?\bhref="([^"]*)\"""", re.IGNORECASE)
 
 
@@ -85,7 +89,7 @@ def built(collection_web, tmp_path_factory: pytest.TempPathFactory) -> dict:
         str(collection_web.files / "spamlist.txt"))
     with open(work / "seeds.txt", "wb") as seeds:  # cut -f1 D4 > seeds.txt
         subprocess.run(["cut", "-f1", str(work / "d4")], stdout=seeds, check=True)
-    settings = {**proxy, "TIANWANG_DATA_DIR": str(work / "data"), "TIANWANG_DEDUP": "False"}
+    settings = {**proxy, "TIANWANG_DATA_DIR": str(work / "data"), **RECIPE_CRAWL}
     crawl = scrapy_crawl("site", {"seeds": str(work / "seeds.txt")}, settings, cwd=work)
     assert crawl.returncode == 0, crawl.stderr[-3000:]
     run("dedup", str(work / "data"), "--out", str(work / "dedup"))
@@ -218,3 +222,18 @@ def test_the_domain_types_equal_the_truth_of_the_sampled_hosts(sampled: dict) ->
 
 def test_the_page_forms_equal_the_truth_of_the_sampled_hosts(sampled: dict) -> None:
     stats_truth.test_page_forms_equal_the_truth_of_the_sampled_pages(sampled)
+
+
+def test_the_docs_recipe_is_the_one_run_here() -> None:
+    """docs/collection.md gives the commands this module runs, the crawl's settings too."""
+    text = (ROOT / "docs" / "collection.md").read_text(encoding="utf-8")
+    recipe = "\n".join(re.findall(r"```sh\n(.+?)\n```", text, re.DOTALL))
+    crawl = "scrapy crawl site -a seeds=seeds.txt " + " ".join(
+        f"-s {name}={value}" for name, value in RECIPE_CRAWL.items())
+    steps = ["tianwang hosts count", "tianwang hosts clean", "scrapy crawl validate",
+             "tianwang hosts dealias", "tianwang hosts filter", "cut -f1 D4 > seeds.txt",
+             crawl, "tianwang dedup", "tianwang sample", "tianwang stats"]
+    lines = recipe.splitlines()
+    found = [next((i for i, line in enumerate(lines) if step in line), None) for step in steps]
+    assert None not in found, dict(zip(steps, found, strict=True))
+    assert found == sorted(found)  # in this order

@@ -18,7 +18,13 @@ from scrapy.utils.misc import load_object
 from tests.aio import aio
 from tests.conftest import project_crawler, scrapy_crawl
 from tests.redis_server import RedisServer, free_port
-from tests.test_frontier_scheduler import ORDER_CASES, ORDER_EXPECTED, UnitSpider
+from tests.test_frontier_scheduler import (
+    NO_RANDOM_PICKS,
+    ORDER_CASES,
+    ORDER_EXPECTED,
+    PICKS_DEFAULT,
+    UnitSpider,
+)
 from tianwang import meta as meta_keys
 from tianwang.config import SettingError
 from tianwang.distributed.mapping import bucket_of
@@ -96,6 +102,37 @@ async def test_one_sorted_then_one_random_pick_at_1_1(redis_server: RedisServer)
     assert sorted(picked) == sorted(urls)
     assert frontier.queue.picks["random"] > 0 and frontier.queue.picks["sorted"] > 0
     assert picked != sorted(urls, key=lambda url: url.count("/"))  # not all in weight order
+
+
+@aio
+@pytest.mark.parametrize("random_picks", ["default", 0])
+async def test_a_take_honours_the_default_random_share(
+    redis_server: RedisServer, random_picks: object
+) -> None:
+    """The 400-url check of tests/test_frontier_scheduler.py through Redis: half of 400 urls
+    weigh 9, half 4. A take leases its random share at random over the node's Redis queue,
+    so low-weight urls are among the first 100 handed out; with no random picks a take is by
+    score alone, and the local picks reach none of them before the heavy ones are gone."""
+    picks = dict(PICKS_DEFAULT)
+    if random_picks != "default":
+        picks.update(NO_RANDOM_PICKS)
+    frontier = await scheduler(redis_server, TIANWANG_REDIS_BATCH=32, TIANWANG_HOST_FIRST=0,
+                               TIANWANG_SEED_HOST_FIRST=0, CONCURRENT_REQUESTS_PER_DOMAIN=16,
+                               **picks)
+    for i in range(200):
+        for path in (f"p{i}.html", f"a/b/c/d/e/q{i}.html"):
+            frontier.enqueue_request(Request(f"http://h{i % 20}.example.com/{path}",
+                                             meta={"depth": 1}))
+    first = [(await next_of(frontier)).url for _ in range(100)]
+    rest = await drain_node(frontier)
+    await closed(frontier)
+    assert len(set(first + rest)) == 400
+    low = sum(1 for url in first if "/a/b/c/d/e/" in url)
+    if random_picks == "default":
+        assert PICKS_DEFAULT["TIANWANG_RANDOM_PICKS"] >= 1
+        assert low >= 5, low  # about half of a fifth or more of 100
+    else:
+        assert low == 0
 
 
 async def crawl_in_order(frontier: RedisFrontierScheduler,

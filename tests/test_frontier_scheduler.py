@@ -145,10 +145,11 @@ def test_an_index_page_goes_with_its_directory_unless_index_pages_are_off() -> N
         assert drain(frontier) == expected
 
 
-def test_hosts_take_turns_among_equal_weights_unless_host_turns_is_0() -> None:
+def test_hosts_take_turns_among_equal_weights_if_host_turns_say_so() -> None:
     a = [f"http://a.example.com/{name}/" for name in ("news", "about", "jobs")]  # weight 9
     b = "http://b.example.com/news/"
-    for turns, expected in [(None, [a[0], b, a[1], a[2]]), (0, [*a, b])]:
+    # The default: first come first served (seed 000; turns measured no gain, design.md 12).
+    for turns, expected in [(16, [a[0], b, a[1], a[2]]), (None, [*a, b]), (0, [*a, b])]:
         overrides = {} if turns is None else {"TIANWANG_HOST_TURNS": turns}
         frontier, _ = scheduler(TIANWANG_SORTED_PICKS=1000, **overrides)
         for url in [*a, b]:  # host a's homepage was parsed first
@@ -172,7 +173,7 @@ def test_a_hosts_first_requests_go_first_and_a_seeds_host_has_more() -> None:
     }
     for (first, seed_first), order in expected.items():
         frontier, _ = scheduler(TIANWANG_SORTED_PICKS=1000, TIANWANG_HOST_FIRST=first,
-                                TIANWANG_SEED_HOST_FIRST=seed_first)
+                                TIANWANG_SEED_HOST_FIRST=seed_first, TIANWANG_HOST_TURNS=16)
         for url, depth in pushed:
             frontier.enqueue_request(Request(url, meta={"depth": depth}))
         assert drain(frontier) == order, (first, seed_first)
@@ -280,6 +281,79 @@ def test_a_real_crawls_host_picks_give_a_second_host_its_turns(picks_web: TestWe
     # pages; at least 2 whatever the engine's timing.
     assert deep_before_last_shallow(TIANWANG_SORTED_PICKS="3", TIANWANG_HOST_PICKS="1",
                                     TIANWANG_RANDOM_PICKS="0") >= 2
+
+
+# Seed 000, rule 4: "a low weight does not mean unimportant", so the crawl gives low-weight
+# urls a chance. 400 urls queued on 20 hosts, half at weight 9 (/p.html), half at weight 4
+# (/a/b/c/d/e/q.html), alternating: in the first 100 picks, a sorted or host pick takes
+# weight 9 while any is pending; a random pick draws from everything pending, half of it
+# low. So with M >= 1 random picks low-weight urls are reached, and with M = 0 none are.
+PICKS_DEFAULT = {name: getattr(defaults, name) for name in
+                 ("TIANWANG_SORTED_PICKS", "TIANWANG_HOST_PICKS", "TIANWANG_RANDOM_PICKS")}
+NO_RANDOM_PICKS = {**PICKS_DEFAULT, "TIANWANG_RANDOM_PICKS": 0,
+                   "TIANWANG_HOST_PICKS": PICKS_DEFAULT["TIANWANG_HOST_PICKS"] or 1}
+
+
+def low_weight_in_first_100_of_400(**picks: object) -> tuple[int, int]:
+    """(low-weight urls among the first 100 picks, random picks among them)."""
+    frontier, _ = scheduler(CONCURRENT_REQUESTS_PER_DOMAIN=16, **picks)
+    for i in range(200):
+        for path in (f"p{i}.html", f"a/b/c/d/e/q{i}.html"):
+            # Links (depth 1), as a crawl pushes them; no host's first requests (NO_FIRSTS).
+            frontier.enqueue_request(Request(f"http://h{i % 20}.example.com/{path}",
+                                             meta={"depth": 1}))
+    picked = [frontier.next_request() for _ in range(100)]
+    frontier.close("finished")
+    assert None not in picked  # 16 connections a host: no host full in 100 picks
+    low = sum(1 for request in picked if "/a/b/c/d/e/" in request.url)
+    return low, frontier.stats.get_value("tianwang/frontier/random_picks", 0)
+
+
+def test_the_default_picks_reach_low_weight_urls_and_no_random_picks_do_not() -> None:
+    low, random_picks = low_weight_in_first_100_of_400(**PICKS_DEFAULT)
+    cycle = sum(PICKS_DEFAULT.values())
+    assert PICKS_DEFAULT["TIANWANG_RANDOM_PICKS"] >= 1  # seed 000's M >= 1
+    assert random_picks == 100 * PICKS_DEFAULT["TIANWANG_RANDOM_PICKS"] // cycle
+    # Only random picks reach them, at about the share of them pending (about a half).
+    assert random_picks // 4 <= low <= random_picks
+    # The ablation: the same sorted and host picks without the random ones reach none.
+    assert low_weight_in_first_100_of_400(**NO_RANDOM_PICKS) == (0, 0)
+
+
+# The same in a real crawl (the access log): a.test/ links 90 shallow pages and 90 deep ones,
+# alternating; one request at a time. Sorted and host picks take every shallow page before
+# any deep one; the default's random picks fetch some deep pages among them.
+SHALLOW = 90
+RANDOM_PAGES = (["http://a.test/"] + [f"http://a.test/p{i}.html" for i in range(SHALLOW)]
+                + [f"http://a.test/x1/x2/x3/x4/q{i}.html" for i in range(SHALLOW)])
+RANDOM_EDGES = [(0, i) for pair in zip(range(1, SHALLOW + 1), range(SHALLOW + 1, 2 * SHALLOW + 1),
+                                       strict=True) for i in pair]
+
+
+@pytest.fixture(scope="module")
+def random_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestWeb]:
+    directory = write_graph(tmp_path_factory.mktemp("random") / "graph", RANDOM_PAGES,
+                            RANDOM_EDGES)
+    yield from serve_graph(directory, tmp_path_factory.mktemp("randomweb") / "access.jsonl")
+
+
+def test_a_real_crawls_default_picks_fetch_deep_pages_before_the_last_shallow_one(
+    random_web: TestWeb, tmp_path: Path
+) -> None:
+    def deep_before_last_shallow(name: str, **settings: str) -> int:
+        pages = served_in_order(random_web, tmp_path / name, RANDOM_PAGES,
+                                CONCURRENT_REQUESTS="1", TIANWANG_FRONTIER_SEED="7",
+                                TIANWANG_HOST_FIRST="0", TIANWANG_SEED_HOST_FIRST="0",
+                                **settings)
+        last_shallow = max(pages.index(url) for url in RANDOM_PAGES[1:SHALLOW + 1])
+        return sum(1 for url in pages[:last_shallow] if "/x1/" in url)
+
+    # The default picks (a host's first requests off: a seed's host's first links are taken in
+    # page order, deep ones too): 90 shallow pages take about 90 * (N + H + M) / (N + H)
+    # picks, M / (N + H + M) of them random (about 11 at 7:1:1), about half of those deep.
+    assert deep_before_last_shallow("default") >= 2
+    assert deep_before_last_shallow("no-random", **{
+        name: str(value) for name, value in NO_RANDOM_PICKS.items()}) == 0
 
 
 def test_duplicates_are_dropped_unless_dont_filter() -> None:

@@ -231,18 +231,20 @@ TIANWANG_KEYWORDS: list[str] = []
 # Weight added to every link of a page whose text holds a keyword (>= 0).
 TIANWANG_KEYWORD_BOOST = 2
 
-# Frontier picks (seed 000): this many sorted picks (highest weight first), then ...
-TIANWANG_SORTED_PICKS = 3
+# Frontier picks (seed 000; 7:1:1 measured, docs/design.md section 12): this many sorted
+# picks (highest weight first), then ...
+TIANWANG_SORTED_PICKS = 7
 # ... this many host picks (hosts take turns, each giving its best pending request: every
 # host found gets a share of the fetches, as under breadth first), then ...
 TIANWANG_HOST_PICKS = 1
-# ... this many random picks (any pending request, uniformly), repeating. Sorted picks >= 1;
-# host and random picks >= 0, not both 0. Seed 000's alternation: 1 sorted, 0 host, 1 random.
-TIANWANG_RANDOM_PICKS = 0
+# ... this many random picks (any pending request, uniformly: a low weight does not mean
+# unimportant), repeating; a shared crawl's take leases this share at random. Sorted picks
+# >= 1; host and random picks >= 0, not both 0. Seed 000's alternation: 1 sorted, 1 random.
+TIANWANG_RANDOM_PICKS = 1
 # Among urls of equal weight, hosts take turns for their first this many urls (each host's
 # k-th before any host's k+1-th), then first come first served; 0 = first come first served
-# throughout, so the host whose links came first has its connection spent on all of them.
-TIANWANG_HOST_TURNS = 16
+# throughout, as seed 000 (with host picks and first requests the turns measured no gain).
+TIANWANG_HOST_TURNS = 0
 # A host's first this many requests go before every weight, hosts taking turns (each host's
 # k-th before any host's k+1-th; the higher weight first within a turn): every host found
 # gets a look at its home page and main sections. 0 to 16; 0 = the weights alone.

@@ -13,7 +13,40 @@ from __future__ import annotations
 
 from typing import Any
 
+# The papers' rules where the defaults depart from them (docs/design.md section 12): seed
+# 000's url weight of directory depth and penalties alone, 1 sorted pick then 1 random pick,
+# equal weights first come first served; seed 004's 3 levels and no size limit per host.
+PAPER: dict[str, Any] = {
+    "TIANWANG_MAX_LEVELS": 3,
+    "TIANWANG_SORTED_PICKS": 1,
+    "TIANWANG_HOST_PICKS": 0,
+    "TIANWANG_RANDOM_PICKS": 1,
+    "TIANWANG_HOST_FIRST": 0,
+    "TIANWANG_SEED_HOST_FIRST": 0,
+    "TIANWANG_HOST_TURNS": 0,
+    "TIANWANG_LINK_WEIGHT": 0,
+    "TIANWANG_INDEX_PAGES": [],
+    "TIANWANG_MAX_HOST_PAGES": 0,
+    "TIANWANG_MAX_DOMAIN_PAGES": 0,
+}
+
 VERTICALS: dict[str, dict[str, Any]] = {
+    # The paper-literal crawl: every default that departs from a paper's rule put back.
+    "paper": PAPER,
+    # Seed 004's CWT200g crawl (docs/collection.md): every seed host breadth first, 3 levels
+    # (the homepage level 1), in-host links, text/html and text/plain; no size limit per
+    # host, so neither a host's nor a domain's pages are cut (what waits at once stays bounded
+    # by TIANWANG_MAX_PENDING); every copy stored, for `tianwang dedup` to keep the shortest
+    # url of each body; seed 000's order and weights as the paper states them.
+    "collection": {
+        **PAPER,
+        "TIANWANG_MAX_LEVELS": 3,
+        "TIANWANG_STAY_IN_HOST": True,
+        "TIANWANG_STORE_TYPES": ["text/html", "text/plain"],
+        "TIANWANG_MAX_HOST_PENDING": 0,
+        "TIANWANG_MAX_DOMAIN_HOSTS": 0,
+        "TIANWANG_DEDUP": False,
+    },
     # News portals: articles sit two or three links below the homepage and go stale fast,
     # so the crawl stays shallow and follows pages about the news first.
     "news": {
