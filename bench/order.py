@@ -64,7 +64,7 @@ SCRAPY_SCHEDULER = {
 FRONTIER = {"SCHEDULER": "tianwang.frontier.scheduler.FrontierScheduler"}
 # The weights alone decide: no host's first requests ahead of them.
 NO_FIRSTS = {"TIANWANG_HOST_FIRST": "0", "TIANWANG_SEED_HOST_FIRST": "0"}
-# Seed 000's alternation: sorted and random picks only.
+# the Tianwang paper's alternation: sorted and random picks only.
 NO_HOST_PICKS = {"TIANWANG_HOST_PICKS": "0", "TIANWANG_RANDOM_PICKS": "1"}
 SORTED_RANDOM_31_1 = {**NO_HOST_PICKS, "TIANWANG_SORTED_PICKS": "31"}
 DEPTH_ONLY = {**FRONTIER, **NO_FIRSTS, **NO_HOST_PICKS, "TIANWANG_LINK_WEIGHT": "0"}
@@ -81,7 +81,7 @@ ORDERINGS: dict[str, dict[str, str]] = {
     "paper": {**FRONTIER, "TIANWANG_VERTICAL": "paper"},
     # The same weights with 31 sorted picks and 1 random, no host picks (the default before).
     "31:1 random picks": {**FRONTIER, **SORTED_RANDOM_31_1},
-    # Seed 000's depth-only weight at its 1:1 and the earlier 3:1 (issues 3 to 19).
+    # the Tianwang paper's depth-only weight at its 1:1 and the earlier 3:1 (issues 3 to 19).
     "depth only 1:1": {**DEPTH_ONLY, "TIANWANG_SORTED_PICKS": "1", "TIANWANG_RANDOM_PICKS": "1"},
     "depth only 3:1": {**DEPTH_ONLY, "TIANWANG_SORTED_PICKS": "3", "TIANWANG_RANDOM_PICKS": "1"},
     # OPIC alone (Abiteboul et al. 2003): cash decides (16 weight per doubling: a directory

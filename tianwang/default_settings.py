@@ -213,7 +213,7 @@ TIANWANG_SPAM_LIST = ""
 # a proxy, hosts resolving to private, loopback, link-local or multicast IPs.
 TIANWANG_BLOCK_PRIVATE = True
 
-# URL weight (seed 000): start weight, less 1 per directory level, "?" and "&" in the url.
+# URL weight (the Tianwang paper): start weight, less 1 per directory level, "?" and "&" in the url.
 TIANWANG_INITIAL_WEIGHT = 10
 # Words (search pages, proxies, gateways) that cost a url weight each time they occur in it.
 TIANWANG_PENALTY_WORDS = ["search", "proxy", "gate"]
@@ -221,12 +221,12 @@ TIANWANG_PENALTY_WORDS = ["search", "proxy", "gate"]
 TIANWANG_PENALTY_WORD_WEIGHT = 2
 # A directory's default documents: a url ending in one (no query) weighs as its directory,
 # so /news/index.html (depth 2) is fetched with /news/ (depth 1), not after every depth-1
-# page of its host. [] = seed 000's weight exactly (/news/index.html weighs 8, /news/ 9).
+# page of its host. [] = the Tianwang paper's weight exactly (/news/index.html weighs 8, /news/ 9).
 TIANWANG_INDEX_PAGES = [
     "index.html", "index.htm", "index.shtml", "index.shtm", "index.php", "index.asp",
     "index.aspx", "index.jsp", "default.htm", "default.html", "default.asp", "default.aspx",
 ]
-# Topical crawl (seed 000): words whose presence in a page's text boosts its links; [] = off.
+# Topical crawl (the Tianwang paper): words whose presence in a page's text boosts its links; [] = off.
 TIANWANG_KEYWORDS: list[str] = []
 # Weight added to every link of a page whose text holds a keyword (>= 0).
 TIANWANG_KEYWORD_BOOST = 2
@@ -239,7 +239,7 @@ TIANWANG_SORTED_PICKS = 7
 TIANWANG_HOST_PICKS = 1
 # ... this many random picks (any pending request, uniformly: a low weight does not mean
 # unimportant), repeating; a shared crawl's take leases this share at random. Sorted picks
-# >= 1; host and random picks >= 0, not both 0. Seed 000's alternation: 1 sorted, 1 random.
+# >= 1; host and random picks >= 0, not both 0. the Tianwang paper's alternation: 1 sorted, 1 random.
 TIANWANG_RANDOM_PICKS = 1
 # Among urls of equal weight, hosts take turns for their first this many urls (each host's
 # k-th before any host's k+1-th), then first come first served; 0 = first come first served
@@ -253,7 +253,7 @@ TIANWANG_HOST_FIRST = 2
 # given take turns for this many pages, as breadth first's round robin over hosts does.
 TIANWANG_SEED_HOST_FIRST = 8
 # Link relations (seed 000, OPIC cash): weight per doubling of a url's cash from the pages
-# linking to it (frontier/linkscore.py); 0 = seed 000's depth-only weight.
+# linking to it (frontier/linkscore.py); 0 = the Tianwang paper's depth-only weight.
 TIANWANG_LINK_WEIGHT = 0.75
 # Shares of a page's cash a link to another host carries (a vote of another site); >= 1.
 TIANWANG_LINK_OTHER_HOST = 8
@@ -274,7 +274,7 @@ TIANWANG_CHANGES = False
 TIANWANG_ENTRY_MIN_LINKS = 20
 # ... of which at least this share (0..1) were not there at its previous visit.
 TIANWANG_ENTRY_NEW_SHARE = 0.1
-# The refresh spider's policy: "two-class" (seed 001's F1/F2), "optimal" or "uniform".
+# The refresh spider's policy: "two-class" (the page-types paper's F1/F2), "optimal" or "uniform".
 TIANWANG_REVISIT_POLICY = _revisits.TWO_CLASS
 # Shortest time between two visits of a url, in seconds (caps every policy's frequency).
 TIANWANG_MIN_REVISIT = _revisits.MIN_INTERVAL
@@ -282,7 +282,7 @@ TIANWANG_MIN_REVISIT = _revisits.MIN_INTERVAL
 TIANWANG_MAX_REVISIT = _revisits.MAX_INTERVAL
 # Fetches a day the "optimal" and "uniform" policies share out; 0 = one per url a day.
 TIANWANG_REVISIT_BUDGET = 0
-# Revisit classes by seed 001's page types: entry pages F1, stable pages F2 (refresh spider).
+# Revisit classes by the page-types paper's page types: entry pages F1, stable pages F2 (refresh spider).
 TIANWANG_PAGE_TYPES = True
 # In-host block links that make a page that is never an entry page a link page (type 3).
 TIANWANG_LINK_PAGE_MIN_LINKS = 10
@@ -330,7 +330,7 @@ TIANWANG_REDIS_OUTAGE_SECONDS = 600
 # crawl command starts (or TIANWANG_REDIS_URL's); 1 = one process, no Redis.
 TIANWANG_PROCESSES = 1
 
-# --- collection building: the validate spider, D1 -> D2 (issue 9; seed 004's wget -T 20 -t 2) ---
+# --- collection building: the validate spider, D1 -> D2 (issue 9; the CWT200g thesis's wget -T 20 -t 2) ---
 # Seconds a homepage may go without a byte, wget's -T (sets TIANWANG_IDLE_TIMEOUT for validate).
 TIANWANG_VALIDATE_TIMEOUT = 20
 # Seconds a homepage that keeps trickling may take in all (sets DOWNLOAD_TIMEOUT for validate).

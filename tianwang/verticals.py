@@ -15,7 +15,7 @@ from typing import Any
 
 # The papers' rules where the defaults depart from them (docs/design.md section 12): seed
 # 000's url weight of directory depth and penalties alone, 1 sorted pick then 1 random pick,
-# equal weights first come first served; seed 004's 3 levels and no size limit per host.
+# equal weights first come first served; the CWT200g thesis's 3 levels and no size limit per host.
 PAPER: dict[str, Any] = {
     "TIANWANG_MAX_LEVELS": 3,
     "TIANWANG_SORTED_PICKS": 1,
@@ -33,11 +33,11 @@ PAPER: dict[str, Any] = {
 VERTICALS: dict[str, dict[str, Any]] = {
     # The paper-literal crawl: every default that departs from a paper's rule put back.
     "paper": PAPER,
-    # Seed 004's CWT200g crawl (docs/collection.md): every seed host breadth first, 3 levels
+    # the CWT200g thesis's CWT200g crawl (docs/collection.md): every seed host breadth first, 3 levels
     # (the homepage level 1), in-host links, text/html and text/plain; no size limit per
     # host, so neither a host's nor a domain's pages are cut (what waits at once stays bounded
     # by TIANWANG_MAX_PENDING); every copy stored, for `tianwang dedup` to keep the shortest
-    # url of each body; seed 000's order and weights as the paper states them.
+    # url of each body; the Tianwang paper's order and weights as the paper states them.
     "collection": {
         **PAPER,
         "TIANWANG_MAX_LEVELS": 3,
