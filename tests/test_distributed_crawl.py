@@ -158,6 +158,15 @@ def wait_for_a_third(web: Web, start: int, node0: subprocess.Popen, workdir: Pat
         time.sleep(0.05)
 
 
+def wait_for_a_record(node0: subprocess.Popen, workdir: Path) -> None:
+    """Until node0 has written a page: on a loaded machine a third of the pages may be served
+    (by the others) before node0 stores its first, and a kill then would not be midway."""
+    deadline = time.monotonic() + 120
+    while not last_record(workdir / "data0"):
+        assert time.monotonic() < deadline and node0.poll() is None, node_log(workdir, 0)
+        time.sleep(0.05)
+
+
 def stored_union(workdir: Path) -> Counter[str]:
     stored: Counter[str] = Counter()
     for i in range(NODES):
@@ -305,6 +314,7 @@ def crawl_with_node0_killed_midway(web: Web, url: str, tmp_path: Path, **extra: 
     start = access_lines(web)
     procs = start_nodes(web, url, tmp_path, DOWNLOAD_DELAY="0.1", **extra)
     wait_for_a_third(web, start, procs[0], tmp_path)
+    wait_for_a_record(procs[0], tmp_path)
     procs[0].send_signal(signal.SIGKILL)
     procs[0].wait()
     wait_all(procs[1:], tmp_path)
