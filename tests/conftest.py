@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -298,3 +300,22 @@ def hostile_crawl(tmp_path_factory: pytest.TempPathFactory):
     from tests.hostile_crawl import run_hostile_crawl
 
     return run_hostile_crawl(tmp_path_factory.mktemp("hostile"))
+
+
+def lines_until(proc: subprocess.Popen[str], last: str, timeout: float = 300) -> list[str]:
+    """A running command's stdout lines up to the line `last`; the command ending first fails
+    with its stderr. Read by a thread: select() on the pipe misses lines that a readline()
+    already took into the text file's buffer (all of them, when they came in one write)."""
+    lines: list[str] = []
+    arrived: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    threading.Thread(target=lambda: [arrived.put(line) for line in iter(
+        proc.stdout.readline, "")] + [arrived.put("")], daemon=True).start()
+    while last not in lines:
+        try:
+            line = arrived.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no output in {timeout:.0f} s: {lines}") from None
+        assert line, f"it ended: {proc.wait()} {proc.stderr.read()[-2000:]}"
+        lines.append(line.rstrip("\n"))
+    return lines

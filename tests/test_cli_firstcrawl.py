@@ -4,17 +4,15 @@ test web offline and show it; the same crawl without the proxy setting fetches n
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, lines_until
 from tests.redis_server import free_port
 from tests.truth import load_truth, reach
 from tianwang.formats.store import iter_tree
@@ -35,7 +33,7 @@ def first_crawl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
                             stderr=subprocess.PIPE, text=True)
     with proc:  # its pipes closed on the way out
         try:
-            lines = _lines_until(proc, LAST_LINE)
+            lines = lines_until(proc, LAST_LINE)
             yield {"workdir": workdir, "lines": lines, "port": port, "proc": proc}
         finally:
             if proc.poll() is None:
@@ -49,26 +47,6 @@ def _env() -> dict[str, str]:
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     return env
 
-
-def _lines_until(proc: subprocess.Popen[str], last: str) -> list[str]:
-    """Its stdout lines up to `last`; the process ending first fails with its stderr.
-
-    Read by a thread: select() on the pipe misses lines that a readline() already took
-    into the text file's buffer (all of them, when they came in one write), and waited
-    two minutes for more."""
-    lines: list[str] = []
-    arrived: queue.Queue[str] = queue.Queue()
-    assert proc.stdout is not None
-    threading.Thread(target=lambda: [arrived.put(line) for line in iter(
-        proc.stdout.readline, "")] + [arrived.put("")], daemon=True).start()
-    while last not in lines:
-        try:
-            line = arrived.get(timeout=120)
-        except queue.Empty:
-            raise AssertionError(f"no output in 2 minutes: {lines}") from None
-        assert line, f"first-crawl ended: {proc.wait()} {proc.stderr.read()[-2000:]}"
-        lines.append(line.rstrip("\n"))
-    return lines
 
 
 def _printed(lines: list[str], after: str) -> str:

@@ -8,7 +8,6 @@ import contextlib
 import fcntl
 import json
 import os
-import queue
 import re
 import shutil
 import signal
@@ -16,7 +15,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +22,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, lines_until
 from tests.truth import load_truth, reach
 from tianwang.formats.store import iter_tree
 from tianwang.testweb.launcher import TestWebProcess
@@ -150,23 +148,6 @@ def _port_of_our_own(port: int) -> Iterator[None]:
         yield
 
 
-def _lines_until(proc: subprocess.Popen[str], last: str) -> list[str]:
-    """Its stdout lines up to `last`, read by a thread (a select() on the pipe would miss
-    lines a readline already buffered); the process ending first fails with its stderr."""
-    lines: list[str] = []
-    arrived: queue.Queue[str] = queue.Queue()
-    assert proc.stdout is not None
-    threading.Thread(target=lambda: [arrived.put(line) for line in iter(
-        proc.stdout.readline, "")] + [arrived.put("")], daemon=True).start()
-    while last not in lines:
-        try:
-            line = arrived.get(timeout=300)
-        except queue.Empty:
-            raise AssertionError(f"no output in 5 minutes: {lines}") from None
-        assert line, f"it ended: {proc.wait()} {proc.stderr.read()[-2000:]}"
-        lines.append(line.rstrip("\n"))
-    return lines
-
 
 @pytest.fixture(scope="module")
 def first_crawl(clone: Path) -> Iterator[dict]:
@@ -178,7 +159,7 @@ def first_crawl(clone: Path) -> Iterator[dict]:
                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
         with server:
             try:
-                printed = _lines_until(server, "Ctrl-C here stops the test web.")
+                printed = lines_until(server, "Ctrl-C here stops the test web.")
                 crawl = _bash(block("source .venv/bin/activate\nscrapy crawl"), clone)
                 yield {"printed": printed, "crawl": crawl, "data": clone / "first-crawl" / "data"}
             finally:
