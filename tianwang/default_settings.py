@@ -226,7 +226,8 @@ TIANWANG_INDEX_PAGES = [
     "index.html", "index.htm", "index.shtml", "index.shtm", "index.php", "index.asp",
     "index.aspx", "index.jsp", "default.htm", "default.html", "default.asp", "default.aspx",
 ]
-# Topical crawl (the Tianwang paper): words whose presence in a page's text boosts its links; [] = off.
+# Topical crawl (the Tianwang paper): words whose presence in a page's text boosts its
+# links; [] = off.
 TIANWANG_KEYWORDS: list[str] = []
 # Weight added to every link of a page whose text holds a keyword (>= 0).
 TIANWANG_KEYWORD_BOOST = 2
@@ -239,7 +240,8 @@ TIANWANG_SORTED_PICKS = 7
 TIANWANG_HOST_PICKS = 1
 # ... this many random picks (any pending request, uniformly: a low weight does not mean
 # unimportant), repeating; a shared crawl's take leases this share at random. Sorted picks
-# >= 1; host and random picks >= 0, not both 0. the Tianwang paper's alternation: 1 sorted, 1 random.
+# >= 1; host and random picks >= 0, not both 0. The Tianwang paper's alternation: 1 sorted,
+# 1 random.
 TIANWANG_RANDOM_PICKS = 1
 # Among urls of equal weight, hosts take turns for their first this many urls (each host's
 # k-th before any host's k+1-th), then first come first served; 0 = first come first served
@@ -282,7 +284,8 @@ TIANWANG_MIN_REVISIT = _revisits.MIN_INTERVAL
 TIANWANG_MAX_REVISIT = _revisits.MAX_INTERVAL
 # Fetches a day the "optimal" and "uniform" policies share out; 0 = one per url a day.
 TIANWANG_REVISIT_BUDGET = 0
-# Revisit classes by the page-types paper's page types: entry pages F1, stable pages F2 (refresh spider).
+# Revisit classes by the page-types paper's page types: entry pages F1, stable pages F2
+# (refresh spider).
 TIANWANG_PAGE_TYPES = True
 # In-host block links that make a page that is never an entry page a link page (type 3).
 TIANWANG_LINK_PAGE_MIN_LINKS = 10
@@ -330,7 +333,7 @@ TIANWANG_REDIS_OUTAGE_SECONDS = 600
 # crawl command starts (or TIANWANG_REDIS_URL's); 1 = one process, no Redis.
 TIANWANG_PROCESSES = 1
 
-# --- collection building: the validate spider, D1 -> D2 (issue 9; the CWT200g thesis's wget -T 20 -t 2) ---
+# --- collection building: the validate spider, D1 -> D2 (the CWT200g thesis's wget -T 20 -t 2) ---
 # Seconds a homepage may go without a byte, wget's -T (sets TIANWANG_IDLE_TIMEOUT for validate).
 TIANWANG_VALIDATE_TIMEOUT = 20
 # Seconds a homepage that keeps trickling may take in all (sets DOWNLOAD_TIMEOUT for validate).

@@ -33,7 +33,7 @@ PAPER: dict[str, Any] = {
 VERTICALS: dict[str, dict[str, Any]] = {
     # The paper-literal crawl: every default that departs from a paper's rule put back.
     "paper": PAPER,
-    # the CWT200g thesis's CWT200g crawl (docs/collection.md): every seed host breadth first, 3 levels
+    # The CWT200g thesis's crawl (docs/collection.md): every seed host breadth first, 3 levels
     # (the homepage level 1), in-host links, text/html and text/plain; no size limit per
     # host, so neither a host's nor a domain's pages are cut (what waits at once stays bounded
     # by TIANWANG_MAX_PENDING); every copy stored, for `tianwang dedup` to keep the shortest
