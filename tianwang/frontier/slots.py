@@ -55,21 +55,20 @@ class HostSlots:
         self._open: dict[Request, tuple[int, bool]] = {}  # not ended -> (host, reached)
         self._times: list[tuple[float, int]] = []  # (when a host is ready, host)
 
+    def _receivers(self) -> list[tuple[Any, Any]]:
+        return [(self.reached, signals.request_reached_downloader),
+                (self.left, signals.request_left_downloader),
+                (self.wait, tw_signals.host_wait),
+                (self.go, tw_signals.host_go),
+                (self.delay, tw_signals.host_delay)]
+
     def open(self) -> None:
-        connect = self.crawler.signals.connect
-        connect(self.reached, signal=signals.request_reached_downloader)
-        connect(self.left, signal=signals.request_left_downloader)
-        connect(self.wait, signal=tw_signals.host_wait)
-        connect(self.go, signal=tw_signals.host_go)
-        connect(self.delay, signal=tw_signals.host_delay)
+        for receiver, signal in self._receivers():
+            self.crawler.signals.connect(receiver, signal=signal)
 
     def close(self) -> None:
-        disconnect = self.crawler.signals.disconnect
-        disconnect(self.reached, signal=signals.request_reached_downloader)
-        disconnect(self.left, signal=signals.request_left_downloader)
-        disconnect(self.wait, signal=tw_signals.host_wait)
-        disconnect(self.go, signal=tw_signals.host_go)
-        disconnect(self.delay, signal=tw_signals.host_delay)
+        for receiver, signal in self._receivers():
+            self.crawler.signals.disconnect(receiver, signal=signal)
 
     def key(self, request: Request) -> str:
         """The downloader's slot key (Downloader.get_slot_key without per-IP slots)."""
