@@ -3,10 +3,11 @@ from urllib.parse import urlsplit
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from w3lib.url import safe_url_string
+from w3lib.url import canonicalize_url, safe_url_string
 
 import tianwang.default_settings as defaults
 from tianwang.urls import (
+    already_canonical,
     canonical_url,
     directory_depth,
     path_key,
@@ -439,3 +440,13 @@ def test_the_default_session_ids_and_what_they_leave_alone(url: str, expected: s
 def test_a_bad_session_entry_is_refused(entry: str) -> None:
     with pytest.raises(ValueError):
         session_id_pattern([entry])
+
+
+@given(scheme=st.sampled_from(["http", "https"]),
+       host=st.from_regex(r"[a-z0-9.\-]{1,30}(:[0-9]{1,6})?", fullmatch=True),
+       path=st.text(alphabet="aZ09-._~:/@!$&'()*+,;=%?#", max_size=16))
+def test_a_url_already_canonical_is_its_own_canonical_form(scheme: str, host: str,
+                                                          path: str) -> None:
+    url = f"{scheme}://{host}/{path}"
+    if already_canonical(url):
+        assert canonicalize_url(url) == url

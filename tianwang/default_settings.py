@@ -40,6 +40,8 @@ SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 # The add-on replaces it with tianwang.distributed.redisscheduler.RedisFrontierScheduler when
 # TIANWANG_REDIS_URL is set (a project's own SCHEDULER is left alone).
 SCHEDULER = "tianwang.frontier.scheduler.FrontierScheduler"
+# Scrapy's request fingerprint, the same bytes, computed directly for a GET of a canonical url.
+REQUEST_FINGERPRINTER_CLASS = "tianwang.fingerprint.RequestFingerprinter"
 EXTENSIONS = {
     # Checks the scheduler's settings before the engine starts (a bad one stops the crawl with
     # one message naming it; Scrapy builds the scheduler too late for that).
