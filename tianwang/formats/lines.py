@@ -15,6 +15,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from io import FileIO
 from types import TracebackType
 
 logger = logging.getLogger(__name__)
@@ -100,14 +101,25 @@ def encode_line(fields: Iterable[str]) -> bytes:
     return ("\t".join(fields) + "\n").encode("utf-8", "surrogateescape")
 
 
+def open_append(path: Path) -> FileIO:
+    """path opened unbuffered for appending, its directory made if missing (tried second:
+    a crawl reopens a host's file far more often than it makes one)."""
+    try:
+        return open(path, "ab", buffering=0)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "ab", buffering=0)
+
+
 class LineLog:
     """One table opened for appending; each line reaches the OS in a single write."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], repair: bool = True) -> None:
+        """repair: cut an unfinished last line first (once a session is enough for a file
+        only this process writes to between a close and a reopen)."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.repaired_bytes = self._repair()
-        self._file = open(self.path, "ab", buffering=0)
+        self.repaired_bytes = self._repair() if repair else 0
+        self._file = open_append(self.path)
 
     def _repair(self) -> int:
         if not self.path.exists():

@@ -77,6 +77,9 @@ class LinkGraphWriter:
         self.data_dir = Path(data_dir)
         self.max_open = max_open
         self._open: dict[str, LineLog] = {}  # insertion order = least recently used first
+        # Hosts whose file was repaired this session: repair reads the file's tail, and only
+        # this writer appends to it between a close and a reopen.
+        self._repaired: set[str] = set()
 
     def add(self, host: str, url: str, parent: str | None, links: Iterable[str]) -> None:
         self._log(host.lower()).append((url, parent or "", *links))
@@ -87,7 +90,8 @@ class LinkGraphWriter:
             if len(self._open) >= self.max_open:
                 oldest = next(iter(self._open))
                 self._open.pop(oldest).close()
-            log = LineLog(links_path(self.data_dir, host))
+            log = LineLog(links_path(self.data_dir, host), repair=host not in self._repaired)
+            self._repaired.add(host)
         self._open[host] = log
         return log
 

@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import BinaryIO
 
 from tianwang.formats.atomic import replacing
+from tianwang.formats.lines import open_append
 from tianwang.formats.record import Record, RecordError, check_file, encode_record, iter_records
 
 logger = logging.getLogger(__name__)
@@ -37,11 +38,10 @@ class PageFile:
         self.compress = compress
         self.level = level
         self.repaired_bytes = 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         if repair:
             self._repair()
         # Unbuffered: each record reaches the OS in one write, nothing waits in a buffer.
-        self._file = open(self.path, "ab", buffering=0)
+        self._file = open_append(self.path)
         self.size = self._file.seek(0, os.SEEK_END)
 
     def _repair(self) -> None:
