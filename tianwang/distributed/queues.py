@@ -231,20 +231,17 @@ class ShardQueue:
         about 1,800 pairs do: their cash is summed, an error of order only."""
         return str(self.bloom.hashes_of(fingerprint)[0])
 
-    def _link_place(self, h1: int) -> tuple[str, int]:
-        """(hash, field) of a url's link entry, as lua/links.lua places it."""
-        field, index = divmod(h1, self.link_shards)
-        return self.key(f"link:{index}"), field
-
     async def cash_of(self, fingerprints: Sequence[bytes]) -> list[float]:
         """The cash of these urls now (0 for a url no link brought any)."""
         if not fingerprints:
             return []
-        async with self.client.pipeline(transaction=False) as pipe:
-            for fingerprint in fingerprints:
-                pipe.hget(*self._link_place(self.bloom.hashes_of(fingerprint)[0]))
-            entries = await pipe.execute()
-        return [CASH.unpack_from(entry)[0] if entry else 0.0 for entry in entries]
+        # One script call, not an HGET each: a take of 64 requests asked 64 commands, which
+        # cost the node more CPU to write and read than Redis took to answer them.
+        entries = await self.scripts.call("cash", self.slot_key, [
+            self.prefix, self.link_shards,
+            *(self.bloom.hashes_of(fingerprint)[0] for fingerprint in fingerprints)])
+        return [CASH.unpack_from(entry)[0] if entry else 0.0
+                for entry in entries]  # type: ignore[attr-defined]
 
     async def release(self, members: Iterable[str]) -> None:
         """Give leased requests back to their owners' queues, unfetched."""

@@ -25,7 +25,7 @@ from tianwang.frontier.linkscore import BASE_SCALE, MIN_CASH
 from tianwang.order import lua_constants
 
 LUA_DIR = Path(__file__).with_name("lua")
-SCRIPTS = ("push", "take", "ack", "release", "reap", "finished", "pack", "unpack")
+SCRIPTS = ("push", "take", "ack", "release", "reap", "finished", "pack", "unpack", "cash")
 _INCLUDE = re.compile(r"^-- include:(.*)$", re.M)
 _TOUCHES = re.compile(r"^-- touches:(.*)$", re.M)
 
