@@ -24,8 +24,8 @@ about 130 bytes with urls of 50 (MEMORY USAGE of 200,000).
 
 The claims go in batches, without blocking the crawl: an item waits (process_item is a
 coroutine) while one batch is out, and the items that came meanwhile go in the next, one
-round trip for all. A blocking round trip a page cost a node a tenth of its time (profiled:
-bench/RESULTS-archive.md, issue 19).
+script call (lua/claim.lua) for all. A blocking round trip a page cost a node a tenth of its
+time (profiled: bench/RESULTS-archive.md, issue 19).
 
 Redis away: a batch whose round trip fails (after the client's own retries) is sent again
 every PROBE_INTERVAL seconds (the clock is outage.py's), its items waiting, so a page fetched
@@ -51,6 +51,7 @@ from tianwang.config.shared_crawl import RedisConfig
 from tianwang.distributed.connection import connect_async, job_tags
 from tianwang.distributed.faults import fault_of
 from tianwang.distributed.outage import PROBE_INTERVAL, Outage
+from tianwang.distributed.scripts import text
 from tianwang.distributed.shards import md5_shard, prefix_of
 from tianwang.formats.mirrors import MirrorTable
 from tianwang.items import PageItem
@@ -78,6 +79,7 @@ class MD5Claims:
         self.cluster = cluster
         # a client a shard on a cluster (each of its slot's master), one on a redis-server
         self.clients: dict[int, redis.asyncio.Redis] = {}
+        self.scripts: dict[int, Any] = {}  # the claim script, registered with each client
         self._waiting: list[tuple[bytes, str, asyncio.Future[str]]] = []
         self._sending = False
 
@@ -141,15 +143,21 @@ class MD5Claims:
         return owners
 
     async def _claim_in(self, shard: int, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
-        key = self.keys[shard]
-        async with self._client(shard).pipeline(transaction=False) as pipe:
-            for md5, url in claims:
-                pipe.hsetnx(key, md5, url)
-                pipe.hget(key, md5)
-            replies = await pipe.execute()
+        """One script call for the batch (lua/claim.lua): an HSETNX and an HGET a page cost
+        the node more to write and read than Redis took to answer them."""
+        holders = await self._script(shard)(keys=[self.keys[shard]],
+                                            args=[part for claim in claims for part in claim])
         if self.stats is not None:
             self.stats.inc_value("tianwang/redis/round_trips/dedup")
-        return replies[1::2]
+        return holders  # type: ignore[no-any-return]
+
+    def _script(self, shard: int) -> Any:
+        """The claim script, registered with the shard's client (loaded again by the client
+        after a Redis restart)."""
+        index = shard if self.cluster else 0
+        if index not in self.scripts:
+            self.scripts[index] = self._client(shard).register_script(text("claim"))
+        return self.scripts[index]
 
     def _client(self, shard: int) -> redis.asyncio.Redis:
         """Made in the crawl's own event loop, at first use."""
