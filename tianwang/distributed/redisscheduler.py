@@ -212,10 +212,13 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
     def _page_stored(self, item: Any) -> None:
         """The item's page is written (signals.page_stored): say so in Redis before its ack,
         for a kill in between must not get it stored again by the node that fetches it next."""
-        url = getattr(item, "requested_url", None)  # a PageItem's first url (before redirects)
-        members = self._members.get(url) if url else None
-        if members:
-            self.frontier.stored(members.popleft(), send=self.state.fault is None)
+        # The lease is the request's that fetched the page: after a redirect that is the
+        # redirect's (queued anew, a lease of its own), whose url is the page's.
+        for url in (getattr(item, "url", None), getattr(item, "requested_url", None)):
+            members = self._members.get(url) if url else None
+            if members:
+                self.frontier.stored(members.popleft(), send=self.state.fault is None)
+                return
 
     def _start_requests_done(self) -> None:
         self.state.start_done = True
