@@ -194,6 +194,31 @@ def test_a_seed_found_by_a_link_first_still_gives_its_host_a_seeds_first_request
     assert frontier.stats.get_value("tianwang/frontier/first_picks") == 5
 
 
+def test_a_link_to_a_seeds_host_before_its_seed_gives_the_host_a_seeds_first_requests() -> None:
+    """The homepage found by a link (marked a seed's host by the spider) before the seed is
+    pushed: its links take the seed's first turns in their page's order, not the first
+    section's own links pushed later (their first turns were handed out by push order)."""
+    frontier, _ = scheduler(TIANWANG_SORTED_PICKS=1000, TIANWANG_HOST_FIRST=2,
+                            TIANWANG_SEED_HOST_FIRST=4)
+    home = "http://a.example.com/"
+    link = {"depth": 1, "tianwang_seed_host": True}
+    assert frontier.enqueue_request(Request(home, meta=link))
+    assert drain(frontier) == [home]
+    sections = [f"{home}s{i}/" for i in range(5)]
+    for url in sections:
+        frontier.enqueue_request(Request(url, meta={**link, "depth": 2}))
+    assert frontier.next_request().url == sections[0]
+    articles = [f"{sections[0]}a/b/c/p{i}.html" for i in range(3)]  # the first section's
+    for url in articles:
+        frontier.enqueue_request(Request(url, meta={**link, "depth": 3}))
+    assert not frontier.enqueue_request(Request(home))  # the seed, late: seen already
+    # Turns 2 and 3 go to the homepage's next sections, then the weights decide. Counted
+    # under TIANWANG_HOST_FIRST until the seed came, they went to the first two articles.
+    assert drain(frontier) == [*sections[1:], *articles]
+    frontier.close("finished")
+    assert frontier.stats.get_value("tianwang/frontier/first_picks") == 4
+
+
 # A real crawl's order (the access log): the seed a.test/ links first a deep page of its own,
 # then nine shallow ones and b.test/, which links first a deep page, then four shallow ones.
 # One connection a host. By weight a deep page comes last of its host; as one of its host's

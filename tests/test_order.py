@@ -10,6 +10,7 @@ import random
 import struct
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import redis
@@ -103,9 +104,10 @@ def test_a_link_entry_packs_its_cash_as_python_keeps_it(redis_server) -> None:
 
 
 @st.composite
-def webs(draw: st.DrawFn) -> tuple[list[str], dict[str, list[str]], list[str]]:
+def webs(draw: st.DrawFn) -> tuple[list[str], dict[str, list[str]], list[str], int]:
     """Pages on a few hosts at depths 0-3, each with 1-12 links (shares that are not powers
-    of two: the float32 cash rounds), some to other hosts; two or three seeds."""
+    of two: the float32 cash rounds), some to other hosts; two or three seeds, all but the
+    first pushed after 0 to 3 hand-outs."""
     rng = random.Random(draw(st.integers(0, 2**32)))
     hosts = rng.randint(2, 5)
     urls = [f"http://h{h}.test/" for h in range(hosts)]
@@ -114,7 +116,7 @@ def webs(draw: st.DrawFn) -> tuple[list[str], dict[str, list[str]], list[str]]:
     links = {url: rng.sample([u for u in urls if u != url], rng.randint(1, min(12, len(urls) - 1)))
              for url in urls}
     seeds = rng.sample(urls, rng.randint(2, 3))
-    return urls, links, seeds
+    return urls, links, seeds, rng.randint(0, 3)
 
 
 ORDER_SETTINGS = st.fixed_dictionaries({
@@ -139,40 +141,62 @@ def run_in_loop(coro: Any) -> Any:
         return pool.submit(asyncio.run, coro).result()
 
 
-def links_of(request: Request, links: dict[str, list[str]]) -> list[Request]:
-    """A page's links as the site spider requests them."""
+def links_of(request: Request, links: dict[str, list[str]], seeds: list[str]) -> list[Request]:
+    """A page's links as the site spider requests them (a link to a seed's host says so)."""
     depth = request.meta.get(meta.DEPTH, 0) + 1
+    seed_hosts = {urlsplit(seed).netloc for seed in seeds}
     return [Request(link, priority=-depth, meta={
-        meta.DEPTH: depth, meta.PARENT: request.url, meta.OUTLINKS: len(links[request.url])})
+        meta.DEPTH: depth, meta.PARENT: request.url, meta.OUTLINKS: len(links[request.url]),
+        **({meta.SEED_HOST: True} if urlsplit(link).netloc in seed_hosts else {})})
         for link in links[request.url]]
 
 
-def crawl_local(links: dict[str, list[str]], seeds: list[str], steps: int,
+def seeds_by_step(seeds: list[str], late: int) -> dict[int, list[str]]:
+    """The seeds to push before each hand-out: the first at once, the others after `late`
+    hand-outs (Scrapy feeds start requests as the crawl goes: links may come first)."""
+    return {0: seeds[:1], late: seeds[1:]} if late else {0: seeds}
+
+
+def crawl_local(links: dict[str, list[str]], seeds: list[str], late: int, steps: int,
                 settings: dict[str, object]) -> list[str]:
     """Hand requests out one at a time, pushing each one's links as the site spider does."""
     frontier = FrontierScheduler.from_crawler(project_crawler(**settings))
     frontier.open(UnitSpider())
-    for seed in seeds:
-        frontier.enqueue_request(Request(seed, meta={meta.DEPTH: 0}))
-    fetched = []
-    while len(fetched) < steps and (request := frontier.next_request()) is not None:
+    pushes = seeds_by_step(seeds, late)
+    fetched: list[str] = []
+    while len(fetched) < steps:
+        # The seeds due now (all that are left once nothing else is pending).
+        for seed in pushes.pop(len(fetched), []):
+            frontier.enqueue_request(Request(seed, meta={meta.DEPTH: 0}))
+        if (request := frontier.next_request()) is None:
+            if not pushes:
+                break
+            pushes = {len(fetched): [seed for due in pushes.values() for seed in due]}
+            continue
         fetched.append(request.url)
-        for link in links_of(request, links):
+        for link in links_of(request, links, seeds):
             frontier.enqueue_request(link)
     frontier.close("finished")
     return fetched
 
 
-async def crawl_shared(links: dict[str, list[str]], seeds: list[str], steps: int,
+async def crawl_shared(links: dict[str, list[str]], seeds: list[str], late: int, steps: int,
                        settings: dict[str, object]) -> list[str]:
     """The same through a node of a shared crawl (one request held at a time)."""
     frontier = await scheduler(**settings)
-    for seed in seeds:
-        frontier.enqueue_request(Request(seed, meta={meta.DEPTH: 0}))
-    fetched = []
-    while len(fetched) < steps and (request := await next_of(frontier)) is not None:
+    pushes = seeds_by_step(seeds, late)
+    fetched: list[str] = []
+    while len(fetched) < steps:
+        # The seeds due now (all that are left once nothing else is pending).
+        for seed in pushes.pop(len(fetched), []):
+            frontier.enqueue_request(Request(seed, meta={meta.DEPTH: 0}))
+        if (request := await next_of(frontier)) is None:
+            if not pushes:
+                break
+            pushes = {len(fetched): [seed for due in pushes.values() for seed in due]}
+            continue
         fetched.append(request.url)
-        for link in links_of(request, links):
+        for link in links_of(request, links, seeds):
             frontier.enqueue_request(link)
     await closed(frontier)
     return fetched
@@ -184,10 +208,10 @@ async def crawl_shared(links: dict[str, list[str]], seeds: list[str], steps: int
 @given(web=webs(), values=ORDER_SETTINGS)
 def test_the_local_and_the_shared_frontier_pick_in_the_same_order(redis_server, web,
                                                                   values) -> None:
-    urls, links, seeds = web
+    urls, links, seeds, late = web
     common = {**SORTED_ONLY, **values}
     steps = len(urls) * 2 // 3
-    local = crawl_local(links, seeds, steps, common)
-    shared = run_in_loop(crawl_shared(links, seeds, steps, {
+    local = crawl_local(links, seeds, late, steps, common)
+    shared = run_in_loop(crawl_shared(links, seeds, late, steps, {
         **common, "server": redis_server, "TIANWANG_REDIS_BATCH": 1}))
     assert shared == local

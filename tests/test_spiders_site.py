@@ -450,6 +450,27 @@ def test_no_request_is_made_for_a_page_parsed_already(tmp_path: Path) -> None:
     assert requests[0].meta["tianwang_outlinks"] == 3
 
 
+def test_a_link_to_a_seeds_host_says_so_and_others_do_not(tmp_path: Path) -> None:
+    """Scrapy feeds start requests lazily: a page's link may reach a seed's host before its
+    seed reaches the frontier, which then must still count the host as a seed's."""
+    from scrapy import Request
+    from scrapy.http import HtmlResponse
+
+    from tianwang import meta
+    from tianwang.spiders.site import SiteSpider
+
+    crawler = project_crawler(TIANWANG_DATA_DIR=str(tmp_path), TIANWANG_MAX_LEVELS=0,
+                              TIANWANG_STAY_IN_HOST=False)
+    spider = SiteSpider.from_crawler(crawler, seeds="http://a.example/,http://b.example/x/")
+    body = (b'<a href="http://b.example/">b</a><a href="http://b.example/deep/p.html">p</a>'
+            b'<a href="http://c.example/">c</a><a href="/own.html">own</a>')
+    home = HtmlResponse("http://a.example/", body=body, request=Request("http://a.example/"))
+    marked = {r.url: bool(r.meta.get(meta.SEED_HOST)) for r in spider.parse(home)
+              if isinstance(r, Request)}
+    assert marked == {"http://b.example/": True, "http://b.example/deep/p.html": True,
+                      "http://c.example/": False, "http://a.example/own.html": True}
+
+
 def test_parsed_urls_keep_the_last_generations() -> None:
     from tianwang.spiders.site import ParsedUrls
 

@@ -21,6 +21,10 @@ STORED = "tianwang_stored"
 # Set by the site spider: the url of the page whose link made the request (survives
 # redirects, as Referer does not); the link graph's parent.
 PARENT = "tianwang_parent"
+# Set by the site spider on a link to the host of one of its seeds: the frontier gives that
+# host a seed's first requests from this request on. Scrapy feeds start requests lazily, so
+# a page's link often reaches a seed's host before the seed itself reaches the frontier.
+SEED_HOST = "tianwang_seed_host"
 # Set by the site spider beside PARENT: how many links its page has (out-degree), so the
 # frontier hands each its share of the page's cash (frontier/linkscore.py).
 OUTLINKS = "tianwang_outlinks"

@@ -56,7 +56,7 @@ from tianwang.distributed.shardedfrontier import ShardedFrontier
 from tianwang.distributed.shards import prefix_of
 from tianwang.frontier.linkscore import base_of
 from tianwang.frontier.queue import FrontierQueue
-from tianwang.frontier.scheduler import FrontierSchedulerBase, is_seed, new_queue
+from tianwang.frontier.scheduler import FrontierSchedulerBase, new_queue, of_seed_host
 from tianwang.frontier.slots import engine_of
 from tianwang.seeds import SeedError, normalize_seed
 
@@ -252,7 +252,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         bucket = bucket_of(host, self.frontier.buckets)
         slot = self.queue_slots.name(host, request.meta.get(meta.DEPTH, 0))  # for host turns
         self._outbox.append(Push(bucket, weight, request.priority, blob, fingerprint, slot,
-                                 is_seed(request), host, share, base))
+                                 of_seed_host(request), host, share, base))
         if len(self._outbox) >= self.batch:
             self._kick(take=False)
         return True  # a duplicate is known only when the batch is pushed

@@ -83,6 +83,14 @@ def is_seed(request: Request) -> bool:
     return request.meta.get(meta.DEPTH, 0) == 0
 
 
+def of_seed_host(request: Request) -> bool:
+    """A seed, or a link the spider found to a seed's host (meta.SEED_HOST): its host gets
+    TIANWANG_SEED_HOST_FIRST first requests, whichever of its requests reaches the frontier
+    first (otherwise the host's first ones, counted under TIANWANG_HOST_FIRST before its seed
+    came, leave a seed's extra turns to whatever of the host is found next)."""
+    return is_seed(request) or bool(request.meta.get(meta.SEED_HOST))
+
+
 def new_queue(config: FrontierConfig, count_first: bool = True) -> FrontierQueue:
     """The local queue every frontier picks from: N sorted / H host / M random picks, host
     turns, a host's first requests first (count_first=False: the shared frontier counts them)."""
@@ -456,7 +464,7 @@ class FrontierScheduler(FrontierSchedulerBase):
             fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
             if fingerprint in self.dupefilter:
                 self._filtered(request)
-                if is_seed(request):  # found by a link first: its host is a seed's all the same
+                if of_seed_host(request):  # found by a link first: a seed's host all the same
                     self._seed_host(self.slot_name(request))
                 if self.cash is not None:
                     self._credit(request, fingerprint)
@@ -484,7 +492,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         if self.cash is not None:
             key = None if fingerprint is None else LinkCash.key(fingerprint)
             self.cash.add(item, key, share, first)
-        self._push(item, weight, priority, name, seed=is_seed(request))
+        self._push(item, weight, priority, name, seed=of_seed_host(request))
         self.counts["scheduler/enqueued"] += 1
         return True
 

@@ -75,6 +75,7 @@ class SiteSpider(Spider):
     sitemaps: SitemapReader | None  # None unless TIANWANG_SITEMAPS
     joins: LinkJoins  # hrefs resolved on earlier pages
     parsed: ParsedUrls  # urls of the pages parsed so far (no request is made for them again)
+    seed_hosts: frozenset[str]  # the seeds' hosts: a link to one is marked meta.SEED_HOST
 
     def __init__(
         self,
@@ -111,6 +112,7 @@ class SiteSpider(Spider):
         joining = is_shared(settings) and spider.seeds_arg is None and not own_redis()
         spider.partition_share = load_share(spider.partition_arg, spider.share_arg)
         spider.seed_urls = [] if joining else spider.start_seeds()
+        spider.seed_hosts = frozenset(seed_hosts(spider.seed_urls))
         check_seeds_allowed(spider.seed_urls, domains)
         check_reachable(spider.seed_urls, get_proxy_url(settings, "TIANWANG_PROXY"))
         crawler.signals.connect(spider.announce_share, signal=scrapy_signals.spider_opened)
@@ -183,9 +185,19 @@ class SiteSpider(Spider):
             self.crawler.stats.inc_value("tianwang/topical/boosted_requests", len(follow))
         # The parent survives redirects; Referer doesn't.
         request_meta = {**(boost or {}), meta.PARENT: response.url, meta.OUTLINKS: len(follow)}
-        out += [Request(url, callback=self.parse, meta=request_meta) for url in follow
-                if url not in self.parsed]
+        seed_meta = {**request_meta, meta.SEED_HOST: True}
+        out += [Request(url, callback=self.parse,
+                        meta=seed_meta if self.to_seed_host(url) else request_meta)
+                for url in follow if url not in self.parsed]
         return out
+
+    def to_seed_host(self, url: str) -> bool:
+        """Whether a link leads to the host of a seed (the frontier gives it a seed's first
+        requests even if the seed itself has not reached it yet)."""
+        try:
+            return url_host(url) in self.seed_hosts
+        except ValueError:
+            return False
 
     def links_of(self, response: Response) -> list[str]:
         """The page's links, at most TIANWANG_MAX_PAGE_LINKS (those past it counted)."""
@@ -221,6 +233,15 @@ class SiteSpider(Spider):
             return not self.stay_in_host or url_host(link) == page_host
         except ValueError:  # a bad port or no host: a broken link, not a reason to stop
             return False
+
+
+def seed_hosts(urls: list[str]) -> Iterator[str]:
+    """The hosts of the seeds (a seed with no host, refused later, has none)."""
+    for url in urls:
+        try:
+            yield url_host(url)
+        except ValueError:
+            continue
 
 
 def media_type(response: Response) -> str:
