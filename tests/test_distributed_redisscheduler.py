@@ -310,3 +310,35 @@ async def test_two_requests_of_one_url_in_flight_get_a_stored_mark_each(
     assert set(client.hkeys(shard.key("stored"))) == set(client.hkeys(shard.key("lease:solo")))
     in_flight.clear()
     await closed(frontier)
+
+
+@aio
+async def test_a_redirected_page_marks_the_lease_of_its_redirect(redis_server: RedisServer) -> None:
+    """A redirect is queued anew, under a lease of its own, and the first request ends (acked)
+    as it is: the page it brings marks the redirect's lease, or a kill before the redirect's
+    ack would get the page stored again by the node that fetches it next."""
+    frontier = await scheduler(redis_server, TIANWANG_SORTED_PICKS=1000,
+                               CONCURRENT_REQUESTS_PER_DOMAIN=2)
+    first, final = "http://a.example.com/index.htm", "http://a.example.com/"
+    frontier.enqueue_request(Request(first))
+    await frontier.round_trip(force=True)
+    in_flight: list[Request] = []
+    frontier.crawler.engine = SimpleNamespace(
+        _slot=SimpleNamespace(inprogress=in_flight, nextcall=SimpleNamespace(schedule=list)),
+        downloader=SimpleNamespace(slots={}))
+    request = frontier.next_request()
+    redirect = request.replace(url=final)  # Scrapy's redirect keeps the meta
+    redirect.meta[meta_keys.REDIRECT_URLS] = [first]
+    frontier.enqueue_request(redirect)
+    frontier._requests_done([request], [request.meta[meta_keys.LEASE]])
+    await frontier.round_trip(force=True)
+    in_flight.append(frontier.next_request())
+    assert in_flight[0].url == final
+    frontier._page_stored(SimpleNamespace(url=final, requested_url=first))
+    shard = frontier.frontier.shards[0]
+    await shard.queue.marks.settle()
+    client = redis.Redis.from_url(redis_server.url)
+    assert set(client.hkeys(shard.key("stored"))) == set(client.hkeys(shard.key("lease:solo")))
+    assert client.hlen(shard.key("stored")) == 1
+    in_flight.clear()
+    await closed(frontier)
