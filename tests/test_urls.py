@@ -10,6 +10,7 @@ from tianwang.urls import (
     already_canonical,
     canonical_url,
     directory_depth,
+    path_extension,
     path_key,
     safe_url,
     session_id_pattern,
@@ -450,3 +451,25 @@ def test_a_url_already_canonical_is_its_own_canonical_form(scheme: str, host: st
     url = f"{scheme}://{host}/{path}"
     if already_canonical(url):
         assert canonicalize_url(url) == url
+
+
+def _extension_by_urlsplit(url: str) -> str:
+    name = urlsplit(url).path.rsplit("/", 1)[-1]
+    return name[name.rfind("."):].lower() if "." in name else ""
+
+
+@given(host=st.from_regex(r"[a-z0-9.]{1,12}(:[0-9]{1,4})?", fullmatch=True),
+       rest=st.text(alphabet="aZ.9/?#=&", max_size=16))
+def test_path_extension_is_urlsplits(host: str, rest: str) -> None:
+    for url in (f"http://{host}/{rest}", f"http://{host}{rest}"):
+        if url.startswith("http://" + host + "/") or not rest or rest[0] in "?#":
+            assert path_extension(url) == _extension_by_urlsplit(url), url
+
+
+@pytest.mark.parametrize("url, extension", [
+    ("http://a.com", ""), ("http://a.com/", ""), ("http://a.com/x.JPG", ".jpg"),
+    ("http://a.com/x.tar.gz?y=1.2", ".gz"), ("http://a.com/a.b/c", ""),
+    ("http://a.com?x=/y.png", ""), ("http://a.com/x#y.png", ""),
+])
+def test_path_extension_examples(url: str, extension: str) -> None:
+    assert path_extension(url) == extension

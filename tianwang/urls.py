@@ -94,6 +94,22 @@ def already_canonical(url: str) -> bool:
     return _CANONICAL.match(url) is not None and "/." not in url
 
 
+def path_extension(url: str) -> str:
+    """The extension of an absolute url's last path segment, lowercase with its dot ("" if
+    none): what urlsplit(url).path would give, without splitting the whole url (a page's
+    every link is asked)."""
+    end = len(url)
+    for mark in "?#":
+        at = url.find(mark, 0, end)
+        if at >= 0:
+            end = at
+    slash = url.rfind("/", 0, end)
+    if slash < url.find("//") + 2:  # no path: the host's dots are no extension
+        return ""
+    dot = url.rfind(".", slash + 1, end)
+    return url[dot:end].lower() if dot >= 0 else ""
+
+
 # --- URL weight, directory depth, URL type, path key (docs/design.md sections 2 and 4) ---------
 #
 # These take a url as a string and split it by hand: url_weight runs once per enqueued

@@ -14,8 +14,8 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 from io import FileIO
+from pathlib import Path
 from types import TracebackType
 
 logger = logging.getLogger(__name__)

@@ -46,6 +46,7 @@ from tianwang.spiders.sitemaps import SitemapConfig, SitemapReader
 from tianwang.urls import (
     SessionIds,
     canonical_url,
+    path_extension,
     session_id_pattern,
     strip_session_ids,
     url_host,
@@ -227,7 +228,7 @@ class SiteSpider(Spider):
 
     def follows(self, page_host: str, link: str) -> bool:
         """Whether a link of a page on page_host is worth a request."""
-        if _extension(urlsplit(link).path) in _SKIPPED_EXTENSIONS:
+        if path_extension(link) in _SKIPPED_EXTENSIONS:
             return False  # images, archives, media: never stored, not worth a fetch
         try:
             return not self.stay_in_host or url_host(link) == page_host
@@ -473,11 +474,6 @@ class LinkJoins:
             return link or None
 
         return absolute
-
-
-def _extension(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    return name[name.rfind(".") :].lower() if "." in name else ""
 
 
 def page_item(response: Response, level: int, links: list[str]) -> PageItem:
