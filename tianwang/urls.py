@@ -82,7 +82,7 @@ def canonical_url(url: str, encoding: str = "utf-8") -> str:
 
 # URLs w3lib's canonicalize_url leaves as they are: lowercase scheme and host, a port of at
 # most four digits, a path with no %-escape, ";" or dot segment, no query and no fragment.
-# Scrapy's request fingerprint canonicalizes every url it is given (some 50 us each); most
+# Scrapy's request fingerprint canonicalizes every url it is given (some 10 us each); most
 # links a crawl enqueues are like this, and the check costs about 1 us.
 _CANONICAL = re.compile(
     r"https?://[a-z0-9][a-z0-9.\-]*(?::[1-9][0-9]{0,3})?/[A-Za-z0-9\-._~:/@!$&'()*+,=]*\Z"
