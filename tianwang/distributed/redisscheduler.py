@@ -56,7 +56,12 @@ from tianwang.distributed.shardedfrontier import ShardedFrontier
 from tianwang.distributed.shards import prefix_of
 from tianwang.frontier.linkscore import base_of
 from tianwang.frontier.queue import FrontierQueue
-from tianwang.frontier.scheduler import FrontierSchedulerBase, new_queue, of_seed_host
+from tianwang.frontier.scheduler import (
+    FrontierSchedulerBase,
+    new_queue,
+    of_seed_host,
+    restore_dont_filter,
+)
 from tianwang.frontier.slots import engine_of
 from tianwang.seeds import SeedError, normalize_seed
 
@@ -377,6 +382,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         through Redis instead, it would wait a round trip and a take, and a kill of this node
         in between would leave its page to be fetched twice."""
         self._kept.add(taken.member)
+        restore_dont_filter(request)
         queued = request.meta.pop(meta.QUEUED, None)
         weight, first_turn, cash = (queued[1:] if queued
                                     else (taken.weight, taken.first_turn, 0.0))

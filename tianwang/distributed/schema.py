@@ -109,9 +109,10 @@ FIELDS = frozenset({meta.DEPTH, meta.PARENT})  # meta keys that are fields of th
 # Set again on each attempt, or read once at enqueue: dropped. STORED is the Redis
 # scheduler's own mark of a request taken, OUTLINKS the share its push carried, SEED_HOST
 # its push's seed flag, QUEUED the place a local frontier held it at (a shared one weighs it
-# again as it pushes), LEASE the lease of the node that handed it out.
+# again as it pushes), LEASE the lease of the node that handed it out, DONT_FILTER a sent-back
+# request's own dont_filter (its node gives it back as it keeps the request).
 PER_ATTEMPT = frozenset({"download_latency", meta.STORED, meta.OUTLINKS, meta.SEED_HOST,
-                         meta.QUEUED, meta.LEASE, meta.ROBOTS_FETCHES})
+                         meta.QUEUED, meta.LEASE, meta.ROBOTS_FETCHES, meta.DONT_FILTER})
 # Headers the downloader middlewares set on every attempt (a redirect or a retry copies
 # them), dropped; and the revisit headers a request may carry.
 PER_ATTEMPT_HEADERS = frozenset({b"user-agent", b"accept", b"accept-language",

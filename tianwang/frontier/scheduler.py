@@ -91,6 +91,12 @@ def of_seed_host(request: Request) -> bool:
     return is_seed(request) or bool(request.meta.get(meta.SEED_HOST))
 
 
+def restore_dont_filter(request: Request) -> None:
+    """A request sent back to wait, queued again: its own dont_filter back (meta.DONT_FILTER),
+    so that a redirect made from it goes through the filter."""
+    request.dont_filter = request.meta.pop(meta.DONT_FILTER, request.dont_filter)
+
+
 def new_queue(config: FrontierConfig, count_first: bool = True) -> FrontierQueue:
     """The local queue every frontier picks from: N sorted / H host / M random picks, host
     turns, a host's first requests first (count_first=False: the shared frontier counts them)."""
@@ -500,6 +506,7 @@ class FrontierScheduler(FrontierSchedulerBase):
                  cash: float) -> bool:
         """A request the frontier handed out, sent back (its host must wait, or a retry):
         queued again at the weight and, if it was one, the first-request turn it had."""
+        restore_dont_filter(request)
         name = self.slot_name(request)
         try:
             item = self.store.put(request, weight, name, None)

@@ -121,6 +121,7 @@ class BackoffMiddleware:
         again = request.replace(dont_filter=True)  # the scheduler's filter saw it already
         again.meta[meta.BACKOFF_PAUSES] = pauses + 1
         again.meta[meta.SENT_BACK] = True
+        again.meta.setdefault(meta.DONT_FILTER, request.dont_filter)
         return again
 
     def pause(self, request: Request, seconds: float) -> None:
@@ -153,6 +154,7 @@ class BackoffMiddleware:
                 self.stats.inc_value("tianwang/backoff/sent_back")
                 again = request.replace(dont_filter=True)
                 again.meta[meta.SENT_BACK] = True
+                again.meta.setdefault(meta.DONT_FILTER, request.dont_filter)
                 return again
             self.stats.inc_value("tianwang/backoff/held")
             await self._hold(wait)

@@ -207,6 +207,7 @@ class RobotsMiddleware(RobotsTxtMiddleware):
                 self._host_wait(request, verdict)
                 again = request.replace(dont_filter=True)  # the frontier's filter saw it
                 again.meta[meta.SENT_BACK] = True
+                again.meta.setdefault(meta.DONT_FILTER, request.dont_filter)
                 again.meta[meta.ROBOTS_FETCHES] = robots.fetches
                 return again
             request.meta.setdefault(meta.ROBOTS_FETCHES, robots.fetches)
