@@ -342,3 +342,28 @@ async def test_a_redirected_page_marks_the_lease_of_its_redirect(redis_server: R
     assert client.hlen(shard.key("stored")) == 1
     in_flight.clear()
     await closed(frontier)
+
+
+@aio
+async def test_a_redirect_made_from_a_sent_back_request_is_pushed_not_kept(
+    redis_server: RedisServer,
+) -> None:
+    """A redirect carries the meta of the request it came from, SENT_BACK and the lease
+    included: it is a new request, pushed through the dedup, not kept under that lease (kept,
+    it passed the filter, and after a node's death its page was stored twice)."""
+    frontier = await scheduler(redis_server, TIANWANG_SORTED_PICKS=1000)
+    frontier.enqueue_request(Request("http://a.example.com/index.htm"))
+    await frontier.round_trip(force=True)
+    frontier.crawler.engine = SimpleNamespace(
+        _slot=SimpleNamespace(inprogress=[], nextcall=SimpleNamespace(schedule=list)),
+        downloader=SimpleNamespace(slots={}))
+    request = frontier.next_request()
+    redirect = request.replace(url="http://a.example.com/")
+    redirect.meta[meta_keys.SENT_BACK] = True
+    frontier.enqueue_request(redirect)
+    assert [push.blob for push in frontier._outbox] and not frontier._kept
+    sent_back = request.replace(dont_filter=True)
+    sent_back.meta[meta_keys.SENT_BACK] = True
+    frontier.enqueue_request(sent_back)
+    assert frontier._kept == {request.meta[meta_keys.LEASE]}
+    await closed(frontier)

@@ -25,7 +25,7 @@ from tests.conftest import (
 )
 from tests.spec_reader import SpecError, read_records
 from tests.truth import load_truth, reach
-from tianwang import meta
+from tianwang import meta as meta_keys
 from tianwang.config import SettingError
 from tianwang.frontier.scheduler import FrontierScheduler
 from tianwang.testweb.launcher import TestWebProcess, write_seeds
@@ -635,16 +635,16 @@ def test_kill_9_then_resume_fetches_every_page_once_but_those_in_flight(tmp_path
 
 def test_a_request_sent_back_to_wait_is_queued_again_with_its_own_dont_filter() -> None:
     """A middleware sends a request back with dont_filter set (it must pass the filter
-    again) and its own in meta.DONT_FILTER; queued again, it has its own back, so that a
+    again) and its own in meta_keys.DONT_FILTER; queued again, it has its own back, so that a
     redirect made from it goes through the filter (a target fetched already is not again)."""
     frontier, _ = scheduler()
     frontier.enqueue_request(Request("http://a.example.com/index.htm"))
     request = frontier.next_request()
     again = request.replace(dont_filter=True)  # as RobotsMiddleware and BackoffMiddleware do
-    again.meta[meta.SENT_BACK] = True
-    again.meta.setdefault(meta.DONT_FILTER, request.dont_filter)
+    again.meta[meta_keys.SENT_BACK] = True
+    again.meta.setdefault(meta_keys.DONT_FILTER, request.dont_filter)
     assert frontier.enqueue_request(again)
-    assert again.dont_filter is False and meta.DONT_FILTER not in again.meta
+    assert again.dont_filter is False and meta_keys.DONT_FILTER not in again.meta
     frontier.enqueue_request(Request("http://a.example.com/"))  # the redirect's target, known
     assert not frontier.enqueue_request(again.replace(url="http://a.example.com/"))
     frontier.close("finished")

@@ -236,7 +236,10 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
 
     def enqueue_request(self, request: Request) -> bool:
         lease = request.meta.pop(meta.LEASE, None)
-        if request.meta.get(meta.SENT_BACK) and lease in self._out:
+        # Sent back to wait, the very request this node handed out (a redirect made from one
+        # carries its meta, SENT_BACK and the lease included, but is a new request).
+        if (request.meta.get(meta.SENT_BACK) and lease in self._out
+                and lease in self._members.get(request.url, ())):
             return self._keep_local(self._out[lease], request)
         fingerprint = None
         if not request.dont_filter:
