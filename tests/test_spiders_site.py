@@ -523,3 +523,23 @@ def test_a_bad_session_entry_stops_the_crawl_at_start() -> None:
         get_session_ids(crawler.settings, "TIANWANG_SESSION_PARAMS")
     assert get_session_ids(project_crawler(TIANWANG_SESSION_PARAMS="").settings,
                            "TIANWANG_SESSION_PARAMS") is None
+
+
+def test_kept_in_its_host_a_page_of_a_seeds_host_marks_its_links(tmp_path: Path) -> None:
+    """TIANWANG_STAY_IN_HOST: every link followed is on the page's host, seed's or not."""
+    from scrapy import Request
+    from scrapy.http import HtmlResponse
+
+    from tianwang import meta
+    from tianwang.spiders.site import SiteSpider
+
+    crawler = project_crawler(TIANWANG_DATA_DIR=str(tmp_path), TIANWANG_MAX_LEVELS=0,
+                              TIANWANG_STAY_IN_HOST=True)
+    spider = SiteSpider.from_crawler(crawler, seeds="http://a.example/")
+    body = b'<a href="/own.html">own</a><a href="http://b.example/">b</a>'
+    marked = {}
+    for host in ("a.example", "c.example"):
+        page = HtmlResponse(f"http://{host}/", body=body, request=Request(f"http://{host}/"))
+        marked |= {r.url: bool(r.meta.get(meta.SEED_HOST)) for r in spider.parse(page)
+                   if isinstance(r, Request)}
+    assert marked == {"http://a.example/own.html": True, "http://c.example/own.html": False}

@@ -188,13 +188,16 @@ class SiteSpider(Spider):
         request_meta = {**(boost or {}), meta.PARENT: response.url, meta.OUTLINKS: len(follow)}
         seed_meta = {**request_meta, meta.SEED_HOST: True}
         out += [Request(url, callback=self.parse,
-                        meta=seed_meta if self.to_seed_host(url) else request_meta)
+                        meta=seed_meta if self.to_seed_host(page_host, url) else request_meta)
                 for url in follow if url not in self.parsed]
         return out
 
-    def to_seed_host(self, url: str) -> bool:
-        """Whether a link leads to the host of a seed (the frontier gives it a seed's first
-        requests even if the seed itself has not reached it yet)."""
+    def to_seed_host(self, page_host: str, url: str) -> bool:
+        """Whether a followed link of a page on page_host leads to the host of a seed (the
+        frontier gives it a seed's first requests even if the seed itself has not reached it
+        yet). Kept in its host, a followed link is on the page's: no host to parse a link."""
+        if self.stay_in_host:
+            return page_host in self.seed_hosts
         try:
             return url_host(url) in self.seed_hosts
         except ValueError:
