@@ -46,6 +46,9 @@ EXTENSIONS = {
     # Checks the scheduler's settings before the engine starts (a bad one stops the crawl with
     # one message naming it; Scrapy builds the scheduler too late for that).
     "tianwang.frontier.settingscheck.FrontierSettingsCheck": 0,
+    # No log record made that no handler would write (Scrapy builds each page's DEBUG lines
+    # and drops them at LOG_LEVEL INFO).
+    "tianwang.extensions.loglevel.RootLogLevel": 490,
     # The progress line every TIANWANG_PROGRESS_INTERVAL seconds.
     "tianwang.extensions.progress.ProgressLog": 500,
     # The final stats to TIANWANG_DATA_DIR/stats/, for `tianwang report`.
