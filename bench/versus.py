@@ -43,8 +43,9 @@ def stack_extensions(tree: Path) -> str:
     code = ("import json, tianwang.default_settings as d; "
             "print(json.dumps({**d.EXTENSIONS, 'bench.statsdump.StatsDump': 0}))")
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    # In the tree: `python -c` puts its working directory first on the path, before PYTHONPATH.
     return subprocess.run([sys.executable, "-c", code], env=env, check=True, text=True,
-                          capture_output=True).stdout.strip()
+                          capture_output=True, cwd=tree).stdout.strip()
 
 
 def site_run(tree: Path, proxy: str, seeds: Path, workdir: Path) -> dict:
