@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.conftest import TestWeb, scrapy_crawl
-from tianwang.extensions.loglevel import RootLogLevel, lowest_handler_level
+from tianwang.extensions.loglevel import RootLogLevel, lowest_handler_level, raise_levels
 from tianwang.formats.store import iter_tree
 
 
@@ -54,7 +54,21 @@ def root_handled_at(level: int) -> Iterator[None]:
         root.setLevel(saved_level)
 
 
+def test_loggers_below_the_lowest_handler_level_are_raised_to_it() -> None:
+    scrapy, quiet, plain = (_logger("scrapy"), _logger("quiet"), _logger("plain"))
+    scrapy.setLevel(logging.DEBUG)  # as Scrapy sets its own
+    quiet.setLevel(logging.ERROR)
+    with root_handled_at(logging.INFO):
+        root = logging.root
+        root.setLevel(logging.NOTSET)
+        before = raise_levels([root, scrapy, quiet, plain])
+        assert before == {root: logging.NOTSET, scrapy: logging.DEBUG}
+        assert (root.level, scrapy.level, quiet.level, plain.level) == (
+            logging.INFO, logging.INFO, logging.ERROR, logging.NOTSET)
+
+
 def test_the_root_level_is_set_while_the_crawl_runs_and_put_back() -> None:
+    scrapy_level = logging.getLogger("scrapy").level
     with root_handled_at(logging.INFO):
         logging.root.setLevel(logging.NOTSET)
         extension = RootLogLevel()
@@ -65,9 +79,10 @@ def test_the_root_level_is_set_while_the_crawl_runs_and_put_back() -> None:
         assert engine.isEnabledFor(logging.INFO)
         extension.engine_stopped()
         assert logging.root.level == logging.NOTSET
+        assert logging.getLogger("scrapy").level == scrapy_level
 
 
-def test_a_root_level_set_by_the_user_is_left_alone() -> None:
+def test_a_level_above_the_handlers_is_left_alone() -> None:
     with root_handled_at(logging.INFO):
         logging.root.setLevel(logging.ERROR)
         extension = RootLogLevel()
