@@ -173,6 +173,10 @@ ITEM_PIPELINES = {
     "tianwang.pipelines.linkgraph.LinkGraphPipeline": 900,
 }
 
+# Scrapy's in-memory stats without its deprecation shim's cost on every call (tianwang/
+# statscollector.py).
+STATS_CLASS = "tianwang.statscollector.StatsCollector"
+
 # --- tianwang settings ----------------------------------------------------------------------
 
 # Root of the record tree: <dir>/data_<k>/<host>/page.dat.
