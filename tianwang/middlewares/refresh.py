@@ -21,6 +21,7 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.response import get_meta_refresh
 
+from tianwang.markup import may_refresh
 from tianwang.middlewares.failures import OncePerHost
 from tianwang.middlewares.location import redirect_target
 
@@ -44,7 +45,8 @@ class CheckedMetaRefreshMiddleware(MetaRefreshMiddleware):
                          spider: Any = None) -> Request | Response:
         if (request.meta.get("dont_redirect") or request.method == "HEAD"
                 or not isinstance(response, HtmlResponse)
-                or urlparse_cached(request).scheme not in ("http", "https")):
+                or urlparse_cached(request).scheme not in ("http", "https")
+                or not may_refresh(response)):
             return response
         try:
             _interval, url = get_meta_refresh(response, ignore_tags=self.ignore_tags)

@@ -32,7 +32,6 @@ from scrapy import Request, Spider
 from scrapy import signals as scrapy_signals
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS
-from scrapy.utils.response import get_base_url
 from selectolax.lexbor import LexborHTMLParser
 
 from tianwang import meta, signals
@@ -40,6 +39,7 @@ from tianwang.config import SettingError, get_bool, get_int, get_media_types, ge
 from tianwang.config.shared_crawl import is_shared
 from tianwang.distributed.processes import own_redis
 from tianwang.items import PageItem
+from tianwang.markup import page_base
 from tianwang.seeds import SeedError, check_reachable, load_seeds
 from tianwang.share import Share, load_share
 from tianwang.spiders.sitemaps import SitemapConfig, SitemapReader
@@ -389,7 +389,7 @@ def _absolute(response: TextResponse, href: str) -> str | None:
     canonical, without its fragment; None for none."""
     if not href or href.startswith(_NOT_LINKS):
         return None
-    return _joined(get_base_url(response), response.encoding, href)
+    return _joined(page_base(response), response.encoding, href)
 
 
 def _joined(base: str, encoding: str, href: str) -> str | None:
@@ -456,7 +456,7 @@ class LinkJoins:
 
     def resolver(self, response: TextResponse) -> Callable[[str], str | None]:
         """The page's href -> link function (None: no link)."""
-        base, encoding = get_base_url(response), response.encoding
+        base, encoding = page_base(response), response.encoding
         scheme, host, path = urlparse(base)[:3]
         directory = (scheme, host, path[: path.rfind("/") + 1], encoding)
         if self.count >= self.size:
