@@ -42,6 +42,10 @@ def raw_record(header: bytes, data: bytes) -> bytes:
 def test_format_date_is_rfc_1123_gmt() -> None:
     assert format_date(calendar.timegm((2026, 11, 22, 5, 16, 17))) == DATE
     assert format_date(0) == "Thu, 01 Jan 1970 00:00:00 GMT"
+    second = calendar.timegm((2026, 11, 22, 5, 16, 17))
+    assert format_date(second + 0.999) == DATE  # to the second, as the email module writes it
+    assert format_date(second + 1) != DATE
+    assert format_date(-0.5) == "Wed, 31 Dec 1969 23:59:59 GMT"
 
 
 def test_plain_record_bytes() -> None:

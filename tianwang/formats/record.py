@@ -9,6 +9,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from email.utils import formatdate
+from functools import lru_cache
 from typing import BinaryIO
 
 import deflate as libdeflate
@@ -86,8 +87,14 @@ class _Malformed(Exception):
 
 
 def format_date(timestamp: float) -> str:
-    """RFC 1123 date in GMT, e.g. 'Sun, 22 Nov 2026 05:16:17 GMT'."""
-    return formatdate(timestamp, usegmt=True)
+    """RFC 1123 date in GMT, e.g. 'Sun, 22 Nov 2026 05:16:17 GMT' (to the second: a crawl
+    stores hundreds of pages a second, each formatted once a second)."""
+    return _format_second(int(timestamp // 1))
+
+
+@lru_cache(maxsize=16)
+def _format_second(second: int) -> str:
+    return formatdate(second, usegmt=True)
 
 
 # -- writing -----------------------------------------------------------------------------
