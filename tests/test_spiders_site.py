@@ -395,6 +395,40 @@ def test_an_href_shared_by_a_directory_makes_the_same_link_on_each_page_of_it(
         assert _joined(pages[0], "utf-8", href) == _joined(pages[1], "utf-8", href)
 
 
+_ABSOLUTE_HREF = st.builds(
+    lambda scheme, host, path: f"{scheme}://{host}{path}",
+    st.sampled_from(["http", "https"]), st.sampled_from(["h.example", "h.example:8080", "H.ex"]),
+    st.text(alphabet="ab./;?#:%\\\t\n /", max_size=12))
+
+
+@given(page1=st.tuples(st.text(alphabet="ab./;?", max_size=6), st.text(alphabet="ab.", max_size=4)),
+       page2=st.tuples(st.text(alphabet="ab./;?", max_size=6), st.text(alphabet="ab.", max_size=4)),
+       href=_ABSOLUTE_HREF, scheme=st.sampled_from(["http", "https"]))
+@settings(max_examples=2000)
+def test_an_absolute_href_makes_the_same_link_on_every_page_of_a_scheme(
+        page1: tuple[str, str], page2: tuple[str, str], href: str, scheme: str) -> None:
+    """What LinkJoins relies on for absolute hrefs: the link depends on the page only through
+    its scheme (urljoin resolves dot segments only under a base of the href's scheme)."""
+    from tianwang.spiders.site import _SHARED_HREF, _joined
+
+    pages = [f"{scheme}://{host}.example/{path}" for path, host in (page1, page2)]
+    if _SHARED_HREF.match(href):
+        assert _joined(pages[0], "utf-8", href) == _joined(pages[1], "utf-8", href)
+
+
+def test_an_absolute_href_is_remembered_by_the_scheme_of_its_page() -> None:
+    from scrapy.http import HtmlResponse
+
+    from tianwang.spiders.site import LinkJoins, extract_links
+
+    body = b'<a href="https://h.example/a;">a</a>'
+    joins = LinkJoins()
+    for page in ("http://a.example/", "https://b.example/", "http://c.example/d/"):
+        response = HtmlResponse(page, body=body)
+        # urljoin keeps an href of another scheme as it is, drops the empty ";" otherwise
+        assert extract_links(response, 0, joins) == extract_links(response, 0)
+
+
 WEB_SEED_FOR_LINKS = 4
 
 

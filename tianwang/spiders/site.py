@@ -446,8 +446,10 @@ class ParsedUrls:
 
 class LinkJoins:
     """Hrefs resolved to links, remembered across pages: a page's link for an href that
-    _SHARED_HREF matches is the link any page of the same directory made of it (urljoin,
-    then canonical_url, is most of link extraction's cost). At most `size` are kept."""
+    _SHARED_HREF matches is the link any page of the same directory made of it, and for an
+    absolute http(s) href the link any page of the same scheme made of it (urljoin, then
+    canonical_url, is most of link extraction's cost; urljoin resolves an absolute url's dot
+    segments only under a base of its scheme). At most `size` are kept."""
 
     def __init__(self, size: int = 200_000) -> None:
         self.size = size
@@ -458,25 +460,29 @@ class LinkJoins:
         """The page's href -> link function (None: no link)."""
         base, encoding = page_base(response), response.encoding
         scheme, host, path = urlparse(base)[:3]
-        directory = (scheme, host, path[: path.rfind("/") + 1], encoding)
         if self.count >= self.size:
             self.known.clear()
             self.count = 0
-        known = self.known.setdefault(directory, {})
+        known = self.known.setdefault((scheme, host, path[: path.rfind("/") + 1], encoding), {})
+        anywhere = self.known.setdefault((scheme, "", "", encoding), {})  # no page's directory
 
         def absolute(href: str) -> str | None:
             if not href or href.startswith(_NOT_LINKS):
                 return None
             href = href.split("#", 1)[0]
-            link = known.get(href)
+            table = anywhere if href.startswith(_ABSOLUTE) else known
+            link = table.get(href)
             if link is None:
                 link = _joined(base, encoding, href) or ""
                 if _SHARED_HREF.match(href):
-                    known[href] = link
+                    table[href] = link
                     self.count += 1
             return link or None
 
         return absolute
+
+
+_ABSOLUTE = ("http://", "https://")
 
 
 def page_item(response: Response, level: int, links: list[str]) -> PageItem:
