@@ -292,14 +292,14 @@ async def test_two_requests_of_one_url_in_flight_get_a_stored_mark_each(
     for _ in range(2):
         frontier.enqueue_request(Request(url, dont_filter=True))
     await frontier.round_trip(force=True)
-    in_flight: list[Request] = []
+    in_flight: set[Request] = set()
     # The engine's part, for this unit: what it holds in progress (tests/test_scrapy_internals
-    # pins the real attribute).
+    # pins the real attribute, a set).
     frontier.crawler.engine = SimpleNamespace(
         _slot=SimpleNamespace(inprogress=in_flight, nextcall=SimpleNamespace(schedule=list)),
         downloader=SimpleNamespace(slots={}))
     for _ in range(2):
-        in_flight.append(frontier.next_request())
+        in_flight.add(frontier.next_request())
     assert [r.url for r in in_flight] == [url, url]
     for _ in range(2):
         frontier._page_stored(SimpleNamespace(requested_url=url))
@@ -322,7 +322,7 @@ async def test_a_redirected_page_marks_the_lease_of_its_redirect(redis_server: R
     first, final = "http://a.example.com/index.htm", "http://a.example.com/"
     frontier.enqueue_request(Request(first))
     await frontier.round_trip(force=True)
-    in_flight: list[Request] = []
+    in_flight: set[Request] = set()
     frontier.crawler.engine = SimpleNamespace(
         _slot=SimpleNamespace(inprogress=in_flight, nextcall=SimpleNamespace(schedule=list)),
         downloader=SimpleNamespace(slots={}))
@@ -332,8 +332,9 @@ async def test_a_redirected_page_marks_the_lease_of_its_redirect(redis_server: R
     frontier.enqueue_request(redirect)
     frontier._requests_done([request], [request.meta[meta_keys.LEASE]])
     await frontier.round_trip(force=True)
-    in_flight.append(frontier.next_request())
-    assert in_flight[0].url == final
+    fetched = frontier.next_request()
+    in_flight.add(fetched)
+    assert fetched.url == final
     frontier._page_stored(SimpleNamespace(url=final, requested_url=first))
     shard = frontier.frontier.shards[0]
     await shard.queue.marks.settle()
@@ -355,7 +356,7 @@ async def test_a_redirect_made_from_a_sent_back_request_is_pushed_not_kept(
     frontier.enqueue_request(Request("http://a.example.com/index.htm"))
     await frontier.round_trip(force=True)
     frontier.crawler.engine = SimpleNamespace(
-        _slot=SimpleNamespace(inprogress=[], nextcall=SimpleNamespace(schedule=list)),
+        _slot=SimpleNamespace(inprogress=set(), nextcall=SimpleNamespace(schedule=list)),
         downloader=SimpleNamespace(slots={}))
     request = frontier.next_request()
     redirect = request.replace(url="http://a.example.com/")

@@ -33,7 +33,7 @@ tests/test_scrapy_internals.py pins each one against the installed Scrapy.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import scrapy
@@ -69,10 +69,10 @@ def check(engine: Any) -> None:
             ) from None
 
 
-def in_progress(engine: Any) -> Collection[Any]:
+def in_progress(engine: Any) -> AbstractSet[Any]:
     """The requests the engine has not finished with (empty before the engine opens)."""
     slot = engine._slot
-    return slot.inprogress if slot is not None else ()
+    return slot.inprogress if slot is not None else frozenset()
 
 
 def closing(engine: Any) -> bool:

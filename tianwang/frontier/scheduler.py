@@ -312,10 +312,10 @@ class FrontierSchedulerBase(BaseScheduler):
         if not self._inflight:
             return
         engine = engine_of(self.crawler)
-        inprogress = scrapy_internals.in_progress(engine) if engine is not None else ()
-        finished = [request for request in self._inflight if request not in inprogress]
-        if not finished:
+        inprogress = scrapy_internals.in_progress(engine) if engine is not None else set()
+        if self._inflight.keys() <= inprogress:  # none finished: asked at every pick, in C
             return
+        finished = [request for request in self._inflight if request not in inprogress]
         taken = [self._inflight.pop(request) for request in finished]
         if self.frozen:
             self.counts["tianwang/frontier/left_pending"] += len(finished)
