@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.conftest import TestWeb, scrapy_crawl
-from tianwang.extensions.loglevel import RootLogLevel, lowest_handler_level, raise_levels
+from tianwang.extensions.loglevel import LogLevels, lowest_handler_level, raise_levels
 from tianwang.formats.store import iter_tree
 
 
@@ -71,7 +71,7 @@ def test_the_root_level_is_set_while_the_crawl_runs_and_put_back() -> None:
     scrapy_level = logging.getLogger("scrapy").level
     with root_handled_at(logging.INFO):
         logging.root.setLevel(logging.NOTSET)
-        extension = RootLogLevel()
+        extension = LogLevels()
         extension.engine_started()
         assert logging.root.level == logging.INFO
         engine = logging.getLogger("scrapy.core.engine")
@@ -85,7 +85,7 @@ def test_the_root_level_is_set_while_the_crawl_runs_and_put_back() -> None:
 def test_a_level_above_the_handlers_is_left_alone() -> None:
     with root_handled_at(logging.INFO):
         logging.root.setLevel(logging.ERROR)
-        extension = RootLogLevel()
+        extension = LogLevels()
         extension.engine_started()
         assert logging.root.level == logging.ERROR
         extension.engine_stopped()

@@ -408,7 +408,7 @@ _ABSOLUTE_HREF = st.builds(
 def test_an_absolute_href_makes_the_same_link_on_every_page_of_a_scheme(
         page1: tuple[str, str], page2: tuple[str, str], href: str, scheme: str) -> None:
     """What LinkJoins relies on for absolute hrefs: the link depends on the page only through
-    its scheme (urljoin resolves dot segments only under a base of the href's scheme)."""
+    its scheme (urljoin keeps an href of another scheme as it is)."""
     from tianwang.spiders.site import _SHARED_HREF, _joined
 
     pages = [f"{scheme}://{host}.example/{path}" for path, host in (page1, page2)]

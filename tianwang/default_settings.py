@@ -48,7 +48,7 @@ EXTENSIONS = {
     "tianwang.frontier.settingscheck.FrontierSettingsCheck": 0,
     # No log record made that no handler would write (Scrapy builds each page's DEBUG lines
     # and drops them at LOG_LEVEL INFO).
-    "tianwang.extensions.loglevel.RootLogLevel": 490,
+    "tianwang.extensions.loglevel.LogLevels": 490,
     # The progress line every TIANWANG_PROGRESS_INTERVAL seconds.
     "tianwang.extensions.progress.ProgressLog": 500,
     # The final stats to TIANWANG_DATA_DIR/stats/, for `tianwang report`.

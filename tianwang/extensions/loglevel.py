@@ -46,12 +46,12 @@ def raise_levels(loggers: list[logging.Logger]) -> dict[logging.Logger, int]:
     return before
 
 
-class RootLogLevel:
+class LogLevels:
     def __init__(self) -> None:
         self.before: dict[logging.Logger, int] = {}
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> RootLogLevel:
+    def from_crawler(cls, crawler: Crawler) -> LogLevels:
         extension = cls()
         crawler.signals.connect(extension.engine_started, signal=signals.engine_started)
         crawler.signals.connect(extension.engine_stopped, signal=signals.engine_stopped)

@@ -448,8 +448,9 @@ class LinkJoins:
     """Hrefs resolved to links, remembered across pages: a page's link for an href that
     _SHARED_HREF matches is the link any page of the same directory made of it, and for an
     absolute http(s) href the link any page of the same scheme made of it (urljoin, then
-    canonical_url, is most of link extraction's cost; urljoin resolves an absolute url's dot
-    segments only under a base of its scheme). At most `size` are kept."""
+    canonical_url, is most of link extraction's cost; urljoin keeps an href of another scheme
+    as it is, and rebuilds one of the page's scheme without an empty ";" or "?"). At most
+    `size` are kept."""
 
     def __init__(self, size: int = 200_000) -> None:
         self.size = size
