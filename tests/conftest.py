@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -27,6 +28,14 @@ ROOT = Path(__file__).resolve().parent.parent
 # of correct code fails it. Its examples are judged by their assertions only.
 hypothesis_settings.register_profile("tianwang", deadline=None)
 hypothesis_settings.load_profile("tianwang")
+
+# A suite started in the background by a non-interactive shell (`nohup ... &`) has SIGINT
+# ignored, and so would every command it starts (an ignored signal is inherited through
+# exec): the tests that stop a command with Ctrl-C would wait for it for ever. A handler of
+# Python's own is reset to the default in a child, so the commands get Ctrl-C as a terminal
+# gives it. Here, at import, so that each xdist worker does it too.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
