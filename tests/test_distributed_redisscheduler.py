@@ -30,6 +30,7 @@ from tianwang.config import SettingError
 from tianwang.distributed.mapping import bucket_of
 from tianwang.distributed.redisfrontier import Push
 from tianwang.distributed.redisscheduler import RedisFrontierScheduler
+from tianwang.sendback import send_back
 
 _jobs = itertools.count()
 
@@ -363,8 +364,7 @@ async def test_a_redirect_made_from_a_sent_back_request_is_pushed_not_kept(
     redirect.meta[meta_keys.SENT_BACK] = True
     frontier.enqueue_request(redirect)
     assert [push.blob for push in frontier._outbox] and not frontier._kept
-    sent_back = request.replace(dont_filter=True)
-    sent_back.meta[meta_keys.SENT_BACK] = True
+    sent_back = send_back(request)
     frontier.enqueue_request(sent_back)
     assert frontier._kept == {request.meta[meta_keys.LEASE]}
     await closed(frontier)

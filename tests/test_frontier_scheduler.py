@@ -28,6 +28,7 @@ from tests.truth import load_truth, reach
 from tianwang import meta as meta_keys
 from tianwang.config import SettingError
 from tianwang.frontier.scheduler import FrontierScheduler
+from tianwang.sendback import send_back
 from tianwang.testweb.launcher import TestWebProcess, write_seeds
 
 # Only the storage pipeline: these tests are about which pages the frontier fetches.
@@ -640,9 +641,7 @@ def test_a_request_sent_back_to_wait_is_queued_again_with_its_own_dont_filter() 
     frontier, _ = scheduler()
     frontier.enqueue_request(Request("http://a.example.com/index.htm"))
     request = frontier.next_request()
-    again = request.replace(dont_filter=True)  # as RobotsMiddleware and BackoffMiddleware do
-    again.meta[meta_keys.SENT_BACK] = True
-    again.meta.setdefault(meta_keys.DONT_FILTER, request.dont_filter)
+    again = send_back(request)  # as RobotsMiddleware and BackoffMiddleware do
     assert frontier.enqueue_request(again)
     assert again.dont_filter is False and meta_keys.DONT_FILTER not in again.meta
     frontier.enqueue_request(Request("http://a.example.com/"))  # the redirect's target, known

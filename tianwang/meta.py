@@ -57,7 +57,8 @@ SENT_BACK = "tianwang_sent_back"
 # Set beside SENT_BACK: the request's own dont_filter. A request sent back passes the
 # frontier's filter again with dont_filter set; the frontier gives it its own back as it
 # queues it again, or a redirect made from it would inherit dont_filter and queue its target
-# past the dedup (after a node's death, the target stored again).
+# past the dedup (after a node's death, the target stored again). Both set by
+# tianwang/sendback.py.
 DONT_FILTER = "tianwang_dont_filter"
 
 # Set by RobotsMiddleware on a request it sends back to wait for its host's robots.txt: how

@@ -56,14 +56,10 @@ from tianwang.distributed.shardedfrontier import ShardedFrontier
 from tianwang.distributed.shards import prefix_of
 from tianwang.frontier.linkscore import base_of
 from tianwang.frontier.queue import FrontierQueue
-from tianwang.frontier.scheduler import (
-    FrontierSchedulerBase,
-    new_queue,
-    of_seed_host,
-    restore_dont_filter,
-)
+from tianwang.frontier.scheduler import FrontierSchedulerBase, new_queue, of_seed_host
 from tianwang.frontier.slots import engine_of
 from tianwang.seeds import SeedError, normalize_seed
+from tianwang.sendback import restore_dont_filter
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

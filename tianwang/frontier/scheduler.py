@@ -54,6 +54,7 @@ from tianwang.frontier.requestlog import LogEntry, MemoryStore, RequestLog
 from tianwang.frontier.slots import HostSlots, engine_of
 from tianwang.frontier.supervisor import Supervisor
 from tianwang.order import clip_key
+from tianwang.sendback import restore_dont_filter
 from tianwang.urls import url_host
 
 if TYPE_CHECKING:
@@ -89,12 +90,6 @@ def of_seed_host(request: Request) -> bool:
     first (otherwise the host's first ones, counted under TIANWANG_HOST_FIRST before its seed
     came, leave a seed's extra turns to whatever of the host is found next)."""
     return is_seed(request) or bool(request.meta.get(meta.SEED_HOST))
-
-
-def restore_dont_filter(request: Request) -> None:
-    """A request sent back to wait, queued again: its own dont_filter back (meta.DONT_FILTER),
-    so that a redirect made from it goes through the filter."""
-    request.dont_filter = request.meta.pop(meta.DONT_FILTER, request.dont_filter)
 
 
 def new_queue(config: FrontierConfig, count_first: bool = True) -> FrontierQueue:

@@ -40,6 +40,7 @@ from tianwang import meta
 from tianwang import signals as tw_signals
 from tianwang.config import get_int, get_seconds
 from tianwang.httphandler import Abandoned
+from tianwang.sendback import send_back
 
 logger = logging.getLogger(__name__)
 
@@ -118,10 +119,8 @@ class BackoffMiddleware:
         if pauses >= self.max_pauses:
             self.stats.inc_value("tianwang/backoff/gave_up")
             return response
-        again = request.replace(dont_filter=True)  # the scheduler's filter saw it already
+        again = send_back(request)
         again.meta[meta.BACKOFF_PAUSES] = pauses + 1
-        again.meta[meta.SENT_BACK] = True
-        again.meta.setdefault(meta.DONT_FILTER, request.dont_filter)
         return again
 
     def pause(self, request: Request, seconds: float) -> None:
@@ -152,10 +151,7 @@ class BackoffMiddleware:
                 return None
             if self.frontier_waits:  # the frontier keeps the host's requests till then
                 self.stats.inc_value("tianwang/backoff/sent_back")
-                again = request.replace(dont_filter=True)
-                again.meta[meta.SENT_BACK] = True
-                again.meta.setdefault(meta.DONT_FILTER, request.dont_filter)
-                return again
+                return send_back(request)
             self.stats.inc_value("tianwang/backoff/held")
             await self._hold(wait)
         return None

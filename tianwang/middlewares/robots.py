@@ -62,6 +62,7 @@ from tianwang import signals as tw_signals
 from tianwang.config import get_int, get_seconds
 from tianwang.httphandler import Abandoned
 from tianwang.middlewares.failures import DownloadFailed
+from tianwang.sendback import send_back
 
 logger = logging.getLogger(__name__)
 
@@ -205,9 +206,7 @@ class RobotsMiddleware(RobotsTxtMiddleware):
             if self.sends_back:  # the frontier keeps it while its host waits
                 self._stats.inc_value("tianwang/robots/sent_back")
                 self._host_wait(request, verdict)
-                again = request.replace(dont_filter=True)  # the frontier's filter saw it
-                again.meta[meta.SENT_BACK] = True
-                again.meta.setdefault(meta.DONT_FILTER, request.dont_filter)
+                again = send_back(request)
                 again.meta[meta.ROBOTS_FETCHES] = robots.fetches
                 return again
             request.meta.setdefault(meta.ROBOTS_FETCHES, robots.fetches)
