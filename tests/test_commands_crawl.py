@@ -40,6 +40,9 @@ def _refused(tmp_path: Path, seeds: str, **settings: str) -> str:
     ({"TIANWANG_ALLOWED_DOMAINS": "abc"},
      "tianwang: error: setting TIANWANG_ALLOWED_DOMAINS=['abc'] is invalid: expected domains "
      "holding at least one seed (none of the 1 seeds is in them, e.g. www.a.example)"),
+    ({"TIANWANG_GC_THRESHOLD": "0"},
+     "tianwang: error: setting TIANWANG_GC_THRESHOLD='0' is invalid: expected one to three "
+     "whole numbers >= 0, the first above 0"),
     ({"TIANWANG_VERTICAL": "nosuch"},
      "tianwang: error: setting TIANWANG_VERTICAL='nosuch' is invalid: expected one of: "),
 ])

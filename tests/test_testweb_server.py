@@ -6,6 +6,7 @@ reached as a proxy with urllib; links are parsed here with the standard library'
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import http.client
 import json
@@ -255,3 +256,16 @@ def test_a_server_that_cannot_listen_says_why() -> None:
         reason = re.escape(said) + ".*(?i:address already in use)"
         with pytest.raises(TestWebError, match=reason):
             TestWebProcess(SEED, HOSTS, extra_args=("--port", busy)).start()
+
+
+def test_what_survives_a_full_collection_is_left_out_of_the_next_ones() -> None:
+    from tianwang.testweb.server import _freeze_survivors
+
+    assert gc.get_freeze_count() == 0
+    try:
+        _freeze_survivors("stop", {"generation": 1, "collected": 0, "uncollectable": 0})
+        assert gc.get_freeze_count() == 0  # a young generation's: nothing frozen
+        _freeze_survivors("stop", {"generation": 2, "collected": 0, "uncollectable": 0})
+        assert gc.get_freeze_count() > 1000  # the whole heap, caches and all
+    finally:
+        gc.unfreeze()

@@ -7,6 +7,7 @@ same way, so a browser or curl can look at one host directly.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import socket
@@ -205,9 +206,24 @@ def serve(web: SyntheticWeb, port: int = 0, access_log: str | None = None,
     (listening or print)(address)
     sys.stdout.flush()
     logger.info("serving %d hosts (seed %d) at %s", len(web.hosts), web.seed, address)
+    gc.callbacks.append(_freeze_survivors)
     try:
         reactor.run()  # type: ignore[attr-defined]  # SIGTERM and SIGINT stop it cleanly
     finally:
+        gc.callbacks.remove(_freeze_survivors)
         log.close()
         sys.stdout.flush()
     return 0
+
+
+def _freeze_survivors(phase: str, info: dict[str, int]) -> None:
+    """After a full collection, leave what survived it out of the next ones.
+
+    The web's caches of built sites (acyclic: freed by their counts when dropped) grow to
+    over a million objects on a web of 10,000 hosts, and each full collection scanned them
+    all: pauses of up to 0.6 s that every answer in flight waited out, counted against the
+    crawler being measured. Only objects alive at a full collection that later die in a
+    cycle are never freed (a few per request in flight at that moment): a server for
+    tests and benchmarks can afford that."""
+    if phase == "stop" and info["generation"] == 2:
+        gc.freeze()
