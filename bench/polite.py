@@ -2,13 +2,15 @@
 
     python bench/polite.py [--hosts 1000,10000,50000] [--concurrency 64,256]
                            [--seconds 60] [--latency 0.2] [--delay 1] [--rounds 1]
+                           [--set NAME=VALUE ...] [--kinds tianwang,plain]
 
 Per (hosts H, CONCURRENT_REQUESTS C): a test web of H hosts whose server takes --latency
 seconds to answer each request (`testweb serve --latency`), crawled for --seconds from all
 its homepages, DOWNLOAD_DELAY --delay and one connection a host, by the default stack
 (`scrapy crawl site`) and by a plain Scrapy spider under Scrapy's "Broad Crawls" settings
 (bench/plain_spider.py: Scrapy's scheduler, DownloaderAwarePriorityQueue, breadth first),
-rounds alternating which goes first. The limit either can reach is
+rounds alternating which goes first (--set: a setting of the tianwang crawl, for an
+ablation; --kinds: which of the two crawl). The limit either can reach is
 min(H / delay, C / latency): each host once a delay, each connection once a latency.
 
 Prints per crawl requests/s, its share of the limit, CPU ms per request, peak RSS; then a
@@ -80,6 +82,22 @@ def figures(stats: dict, limit: float) -> dict:
             "cpu_ms": 1000 * stats["cpu_seconds"] / max(responses, 1)}
 
 
+def table(rows: list) -> None:
+    """The medians, one row a (hosts, connections); a kind not crawled shows as -."""
+    print("| hosts | CONCURRENT_REQUESTS | limit | tianwang req/s | share of limit | plain "
+          "Scrapy req/s | share | tianwang / plain | tianwang CPU ms/request | plain CPU "
+          "ms/request | tianwang peak RSS |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    none = {"rate": float("nan"), "share": float("nan"), "cpu_ms": float("nan"),
+            "rss": float("nan")}
+    for hosts, concurrency, limit, med in rows:
+        ours, plain = med.get("tianwang", none), med.get("plain", none)
+        print(f"| {hosts:,} | {concurrency} | {limit:,.0f} | {ours['rate']:.1f} | "
+              f"**{ours['share']:.2f}** | {plain['rate']:.1f} | {plain['share']:.2f} | "
+              f"{ours['rate'] / plain['rate']:.2f} | {ours['cpu_ms']:.2f} | "
+              f"{plain['cpu_ms']:.2f} | {ours['rss']:.0f} MB |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", default="1000,10000,50000")
@@ -88,7 +106,10 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--delay", type=float, default=1.0)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--kinds", default="tianwang,plain")
     args = parser.parse_args()
+    ours = dict(item.split("=", 1) for item in args.set)
     rows = []
     for hosts in map(int, args.hosts.split(",")):
         with tempfile.TemporaryDirectory() as tmp, TestWebProcess(
@@ -101,13 +122,14 @@ def main() -> int:
                             "CONCURRENT_REQUESTS_PER_DOMAIN": "1",
                             "DOWNLOAD_DELAY": str(args.delay), "ROBOTSTXT_OBEY": "True",
                             "CLOSESPIDER_TIMEOUT": str(args.seconds)}
-                runs: dict[str, list[dict]] = {"tianwang": [], "plain": []}
+                runs: dict[str, list[dict]] = {kind: [] for kind in args.kinds.split(",")}
                 for round_no in range(args.rounds):
                     kinds = list(runs) if round_no % 2 == 0 else list(runs)[::-1]
                     for kind in kinds:
                         with tempfile.TemporaryDirectory(dir=tmp) as workdir:
-                            got = figures(crawl(kind, web.address, seeds, Path(workdir),
-                                                settings), limit)
+                            mine = {**settings, **ours} if kind == "tianwang" else settings
+                            got = figures(crawl(kind, web.address, seeds, Path(workdir), mine),
+                                          limit)
                         runs[kind].append(got)
                         print(f"{hosts:>6} hosts, C={concurrency:<4} {kind:8}: "
                               f"{got['rate']:7.1f} req/s ({got['share']:.2f} of {limit:.0f}), "
@@ -118,16 +140,7 @@ def main() -> int:
                 rows.append((hosts, concurrency, limit, med))
                 time.sleep(1)
     print()
-    print("| hosts | CONCURRENT_REQUESTS | limit | tianwang req/s | share of limit | plain "
-          "Scrapy req/s | share | tianwang / plain | tianwang CPU ms/request | plain CPU "
-          "ms/request | tianwang peak RSS |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for hosts, concurrency, limit, med in rows:
-        ours, plain = med["tianwang"], med["plain"]
-        print(f"| {hosts:,} | {concurrency} | {limit:,.0f} | {ours['rate']:.1f} | "
-              f"**{ours['share']:.2f}** | {plain['rate']:.1f} | {plain['share']:.2f} | "
-              f"{ours['rate'] / plain['rate']:.2f} | {ours['cpu_ms']:.2f} | "
-              f"{plain['cpu_ms']:.2f} | {ours['rss']:.0f} MB |")
+    table(rows)
     print(f"\nmachine: {os.cpu_count()} cores, python {sys.version.split()[0]}, "
           f"load {os.getloadavg()[0]:.1f}; {args.seconds} s crawls, delay {args.delay} s, "
           f"latency {args.latency} s, {args.rounds} round(s)")
