@@ -65,5 +65,7 @@ def test_a_crawl_collects_far_less_often_and_stores_the_same_pages(
     paced, stored = _crawl(testweb, tmp_path, "50000,10,10")
     pythons, stored_by_pythons = _crawl(testweb, tmp_path, "700,10,10")  # Python's own
     assert stored == stored_by_pythons > 100
-    assert pythons.get(0, 0) > 100  # the ablation collects: the counts are real
-    assert sum(paced.values()) * 20 < sum(pythons.values())
+    # The counts follow allocations, not time: about 100 collections with Python's own
+    # thresholds on this crawl, 1 or 2 with the stack's.
+    assert sum(pythons.values()) >= 30  # the ablation collects: the counts are real
+    assert sum(paced.values()) * 10 <= sum(pythons.values())
