@@ -30,6 +30,14 @@ def test_a_threshold_gc_cannot_take_or_that_turns_collection_off_is_refused(
         thresholds(values)
 
 
+@pytest.mark.parametrize(("value", "wanted"), [
+    ((50000, 10, 10), (50000, 10, 10)), ("20000,5", (20000, 5)), (30000, (30000,))])
+def test_the_setting_as_a_project_or_the_command_line_writes_it(value: object,
+                                                               wanted: tuple) -> None:
+    crawler = get_crawler(settings_dict={"TIANWANG_GC_THRESHOLD": value})
+    assert GarbageCollection.from_crawler(crawler).wanted == wanted
+
+
 def test_the_thresholds_are_set_while_the_crawl_runs_and_put_back() -> None:
     before = gc.get_threshold()
     stats = MemoryStatsCollector(get_crawler())
@@ -42,7 +50,7 @@ def test_the_thresholds_are_set_while_the_crawl_runs_and_put_back() -> None:
         extension.engine_stopped()
     assert gc.get_threshold() == before
     assert extension.collected not in gc.callbacks
-    assert stats.get_value("gc/collections/0") == 1
+    assert stats.get_value("gc/collections/0") >= 1
     assert stats.get_value("gc/longest_pause_ms") >= 0
 
 

@@ -51,7 +51,7 @@ class GarbageCollection:
     def from_crawler(cls, crawler: Crawler) -> GarbageCollection:
         try:
             values = crawler.settings.getlist("TIANWANG_GC_THRESHOLD")
-        except ValueError:
+        except (TypeError, ValueError):  # one number, as a project's settings.py may write it
             values = [crawler.settings.get("TIANWANG_GC_THRESHOLD")]
         if not values:
             raise NotConfigured("TIANWANG_GC_THRESHOLD is empty: Python's own thresholds")
