@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -159,6 +160,13 @@ def scrapy_crawl(
     return subprocess.run(
         command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
+
+
+def stats_of(stderr: str) -> dict[str, int]:
+    """The counters of a crawl's final stats dump (`'name': number` lines of Scrapy's
+    "Dumping Scrapy stats"), as a user reads them in its log."""
+    dump = stderr.split("Dumping Scrapy stats")[-1]
+    return {name: int(value) for name, value in re.findall(r"'([a-z_/0-9]+)': (\d+)[,}]", dump)}
 
 
 def start_until_stored(command: list[str], env: dict[str, str], cwd: Path, data: Path,

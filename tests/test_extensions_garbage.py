@@ -4,14 +4,13 @@ collections with them and with Python's own (the same pages stored, far fewer pa
 from __future__ import annotations
 
 import gc
-import re
 from pathlib import Path
 
 import pytest
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from tests.conftest import TestWeb, scrapy_crawl
+from tests.conftest import TestWeb, scrapy_crawl, stats_of
 from tianwang.config import SettingError
 from tianwang.extensions.garbage import GarbageCollection, thresholds
 from tianwang.formats.store import iter_tree
@@ -62,9 +61,8 @@ def _crawl(testweb: TestWeb, tmp_path: Path, threshold: str) -> tuple[dict[str, 
                            "TIANWANG_GC_THRESHOLD": threshold, "DOWNLOAD_DELAY": "0"},
                           cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
-    dump = result.stderr.split("Dumping Scrapy stats")[-1]
-    counts = {int(generation): int(count) for generation, count
-              in re.findall(r"'gc/collections/(\d)': (\d+)", dump)}
+    counts = {int(name.rsplit("/", 1)[1]): count for name, count
+              in stats_of(result.stderr).items() if name.startswith("gc/collections/")}
     return counts, sum(1 for _ in iter_tree(data))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import tianwang.default_settings as defaults
-from tests.conftest import TestWeb, scrapy_crawl, serve_graph, write_graph
+from tests.conftest import TestWeb, scrapy_crawl, serve_graph, stats_of, write_graph
 from tests.test_spiders_site import access_log, read_tree
 from tests.truth import host_of, reach
 from tianwang.testweb.launcher import write_seeds
@@ -94,14 +94,6 @@ def test_an_unknown_vertical_stops_the_crawl_before_any_request(
 
 
 # --- the built-in "paper" and "collection" verticals (docs/design.md, docs/collection.md) ---
-
-
-def stats_of(stderr: str) -> dict[str, int]:
-    """The counters of Scrapy's final stats dump (`'name': number` lines)."""
-    import re
-
-    return {name: int(value) for name, value in
-            re.findall(r"'([a-z_/0-9]+)': (\d+)[,}]", stderr.split("Dumping Scrapy stats")[-1])}
 
 
 def test_the_paper_vertical_crawls_with_seed_000s_alternation_and_weights(
