@@ -60,9 +60,11 @@ def masters(backend: RedisServer | RedisCluster) -> list[redis.Redis]:
     return [redis.Redis.from_url(backend.url)]
 
 
-def fill(backend: RedisServer | RedisCluster, share: float = 1.0) -> None:
+def fill(backend: RedisServer | RedisCluster, share: float = 0.5) -> None:
     """maxmemory at `share` of what each master uses now, noeviction: a write that needs
-    memory is refused (OOM); at 1, those the nodes' acks make room for go through."""
+    memory is refused (OOM). At 0.5 it is refused whatever the nodes delete, until `free`:
+    at 1, the writes the nodes' acks made room for went through, and a node whose writes all
+    found room never met the fault (the crawl ran to its end unseen by it)."""
     for client in masters(backend):
         used = int(client.info("memory")["used_memory"])
         client.config_set("maxmemory-policy", "noeviction")
@@ -110,7 +112,7 @@ def test_redis_full_for_good_stops_each_node_with_one_line_and_status_1(
     procs = start_nodes(web, fresh_redis.url, tmp_path,
                         **{**PATIENT, "TIANWANG_REDIS_OUTAGE_SECONDS": "3"})
     wait_for_a_third(web, start, procs[0], tmp_path)
-    fill(fresh_redis, share=0.5)  # full whatever the nodes delete
+    fill(fresh_redis)
     wait_all(procs, tmp_path, timeout=240)
     for i, proc in enumerate(procs):
         log = node_log(tmp_path, i)
