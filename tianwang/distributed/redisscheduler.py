@@ -534,15 +534,17 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
 
     def _notice_slow(self) -> None:
         """A call to Redis out for SLOW_NOTICE seconds (Redis stalled): said once, and its
-        end."""
+        end: no call out that long any more. (Not "no call out at all": this check and the
+        poll run on timers in step, so a poll's call may be out at every check.)"""
         began = min(self._calls.values(), default=0.0)
-        if began and not self._slow_said and time.monotonic() - began >= SLOW_NOTICE:
+        stalled = bool(began) and time.monotonic() - began >= SLOW_NOTICE
+        if stalled and not self._slow_said:
             self._slow_said = True
             self.counts["tianwang/redis/stalls"] += 1
             logger.warning("Redis has not answered for %.0f s: node %s pauses its frontier "
                            "(the %d requests it holds are still fetched)", SLOW_NOTICE,
                            self.frontier.node, len(self._local))
-        elif not began and self._slow_said:
+        elif not stalled and self._slow_said:
             self._slow_said = False
             logger.warning("Redis answers again: node %s goes on", self.frontier.node)
 
