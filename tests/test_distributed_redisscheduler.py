@@ -368,3 +368,31 @@ async def test_a_redirect_made_from_a_sent_back_request_is_pushed_not_kept(
     frontier.enqueue_request(sent_back)
     assert frontier._kept == {request.meta[meta_keys.LEASE]}
     await closed(frontier)
+
+
+@aio
+@pytest.mark.parametrize(("per_host", "capped"), [(1, True), (16, False)])
+async def test_a_take_passes_over_a_host_the_node_holds_enough_of(
+    redis_server: RedisServer, per_host: int, capped: bool
+) -> None:
+    """40 shallow pages of one site outweigh 20 deep pages of 20 other hosts. A take of 16 by
+    score alone leases the site's 16 best, of which one connection fetches one at a time; the
+    local frontier would hand out the other hosts' meanwhile. So a node holds at most four
+    times a host's concurrency of its bucket (here 4), and the take brings the best of the
+    others instead. With 16 connections a host, 64 of a bucket may be held: all 16 are the
+    site's, as before."""
+    frontier = await scheduler(redis_server, TIANWANG_REDIS_BATCH=16,
+                               TIANWANG_SORTED_PICKS=10**6, TIANWANG_HOST_PICKS=0,
+                               TIANWANG_HOST_FIRST=0, TIANWANG_SEED_HOST_FIRST=0,
+                               TIANWANG_MAX_LEVELS=0, CONCURRENT_REQUESTS_PER_DOMAIN=per_host)
+    others = [f"http://h{i}.example.com/a/b/c/d/q.html" for i in range(20)]
+    buckets = frontier.frontier.buckets
+    site = bucket_of("big.example.com", buckets)
+    assert site not in {bucket_of(f"h{i}.example.com", buckets) for i in range(20)}
+    for url in [f"http://big.example.com/p{i}.html" for i in range(40)] + others:
+        frontier.enqueue_request(Request(url, meta={"depth": 1}))
+    await frontier.round_trip()
+    leased = [int(member.split(":")[0]) for member in await frontier.frontier.leased()]
+    await closed(frontier)
+    assert len(leased) == 16
+    assert leased.count(site) == (4 if capped else 16)

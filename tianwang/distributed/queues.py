@@ -23,7 +23,7 @@ import itertools
 import math
 import struct
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,9 @@ WAIT_MS = 1000
 WAIT_PAUSE = 30.0
 WAIT_PAUSE_MAX = 600.0
 CASH = struct.Struct("<f")  # a link entry's first field (lua/links.lua)
+# A take's cap: at most this many requests of a bucket held by the node, and how many it
+# holds of each bucket now.
+TakeCap = tuple[int, Mapping[int, int]]
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class Taken:
     blob: bytes | None  # None: its request is gone from Redis (set aside as it comes)
     stored: bool  # fetched before by a node that died after storing it, before its ack
     first_turn: int | None = None  # one of its host's first requests, of this turn
+    random: bool = False  # taken by a random pick (else by the sorted take)
 
 
 @dataclass(frozen=True)
@@ -136,11 +140,12 @@ class ShardQueue:
 
     async def sync(
         self, pushes: Sequence[Push], acks: Sequence[tuple[str, str]], sorted_count: int,
-        random_count: int, look: bool = False,
+        random_count: int, look: bool = False, cap: TakeCap | None = None,
     ) -> tuple[list[bool], list[Taken]]:
         """Push, then ack, then take: one round trip. acks: (member, its url's link key, or
         "" for a request no link brought cash). look: take even none, to learn what this node
-        has queued here (`queued`)."""
+        has queued here (`queued`). cap: the sorted take passes over the buckets the node
+        holds that many requests of (take.lua)."""
         await self.marks.settle()
         calls: list[tuple[str, list[object]]] = []
         if pushes:
@@ -150,7 +155,9 @@ class ShardQueue:
                                   *itertools.chain(*acks)]))
         takes = bool(sorted_count or random_count or look)
         if takes:
-            calls.append(("take", [self.prefix, self.node, sorted_count, random_count]))
+            limit, held = cap if cap is not None else (0, {})
+            calls.append(("take", [self.prefix, self.node, sorted_count, random_count, limit,
+                                   *itertools.chain.from_iterable(held.items())]))
         marks = self.marks.take_unsent()
         try:
             replies = await self._pipelined(calls, marks)
@@ -162,7 +169,8 @@ class ShardQueue:
         flags = [code == 1 for code in codes]
         taken = []
         if takes:
-            taken, self.queued = self._taken(replies[-1][:-1]), int(replies[-1][-1])
+            *reply, sorted_taken, self.queued = replies[-1]
+            taken = self._taken(reply, int(sorted_taken))
         return flags, taken
 
     async def _pipelined(self, calls: list[tuple[str, list[object]]], marks: list[str]) -> list:
@@ -216,13 +224,13 @@ class ShardQueue:
         return args
 
     @staticmethod
-    def _taken(reply: list) -> list[Taken]:
+    def _taken(reply: list, sorted_taken: int) -> list[Taken]:
         taken = []
         for i in range(0, len(reply), 4):
             member = reply[i].decode("ascii")
             bucket, weight, priority, turn = unrank(member, reply[i + 1])
             taken.append(Taken(member, bucket, weight, priority, reply[i + 2], bool(reply[i + 3]),
-                               turn))
+                               turn, random=i // 4 >= sorted_taken))
         return taken
 
     def link_key(self, fingerprint: bytes) -> str:

@@ -35,7 +35,15 @@ from tianwang import order
 from tianwang.distributed.bloom import BloomShape
 from tianwang.distributed.faults import REDIS_DOWN
 from tianwang.distributed.membership import Members, Membership
-from tianwang.distributed.queues import Ordering, Push, ShardQueue, Taken, link_shards, unrank
+from tianwang.distributed.queues import (
+    Ordering,
+    Push,
+    ShardQueue,
+    TakeCap,
+    Taken,
+    link_shards,
+    unrank,
+)
 from tianwang.distributed.scripts import Scripts
 from tianwang.distributed.shards import prefix_of
 from tianwang.distributed.window import QueueWindow, Window
@@ -145,9 +153,9 @@ class RedisFrontier:
         await self.queue.ack(members, keys)
 
     async def sync(self, pushes: Sequence[Push], acks: Sequence[tuple[str, str]],
-                   sorted_count: int, random_count: int,
-                   look: bool = False) -> tuple[list[bool], list[Taken]]:
-        return await self.queue.sync(pushes, acks, sorted_count, random_count, look)
+                   sorted_count: int, random_count: int, look: bool = False,
+                   cap: TakeCap | None = None) -> tuple[list[bool], list[Taken]]:
+        return await self.queue.sync(pushes, acks, sorted_count, random_count, look, cap)
 
     def link_key(self, fingerprint: bytes) -> str:
         return self.queue.link_key(fingerprint)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
+from collections import Counter, deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,7 @@ from tianwang.distributed.connection import check_redis, connect_async, job_tags
 from tianwang.distributed.faults import FULL, fault_of
 from tianwang.distributed.mapping import bucket_of
 from tianwang.distributed.nodestate import SEEDING, NodeState
+from tianwang.distributed.queues import TakeCap
 from tianwang.distributed.redisfrontier import Push, RedisFrontier, Taken, job_prefix
 from tianwang.distributed.schema import SchemaError, decode, encode
 from tianwang.distributed.shardedfrontier import ShardedFrontier
@@ -104,6 +105,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self.batch = redis_config.batch
         self.quorum = redis_config.quorum
         self.window = redis_config.window
+        self.bucket_cap = bucket_cap(config)
         self.state = NodeState(self.quorum, self.lease_seconds, redis_config.outage_seconds,
                                time.monotonic())
         self._chunks = 0  # chunks of this node's queue packed in Redis, at the last look
@@ -122,6 +124,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._lost: set[int] = set()  # buckets moved to other nodes, to give back
         self._stale_cash: list[tuple[int, Request]] = []  # handed out: their cash read again
         self._last_empty_take = 0.0
+        self._random_owed = 0.0  # random picks the takes so far earned (_owe_random)
         self._item_cash: dict[int, float] = {}  # local id -> its url's cash when taken
         self._wait_noticed = 0.0
         self._quorum_noticed = time.monotonic()  # the first notice after WAIT_NOTICE
@@ -325,7 +328,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 return False
             unreplicated = self.frontier.unreplicated
             try:
-                flags, taken = await self.frontier.sync(outbox, done, *counts)
+                flags, taken = await self.frontier.sync(
+                    outbox, done, *counts, cap=self._take_cap() if counts != (0, 0) else None)
             except BaseException:
                 self._outbox[:0], self._done[:0] = outbox, done
                 raise
@@ -351,7 +355,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             if self._stale_cash:
                 await self._refresh_cash()
             self.counts["tianwang/redis/taken"] += len(taken) - len(bad)
-        if len(taken) < sum(counts) and self._chunks:  # the queue ran short: unpack now
+            self._owe_random(taken)
+        if self._chunks and self.frontier.queued < sum(counts):  # ran short: unpack now
             await self._window()
         if taken:
             self._nudge_engine()
@@ -373,7 +378,26 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         random_share = config.random_picks / (
             config.sorted_picks + config.host_picks + config.random_picks)
         sorted_count = max(1, round(self.batch * (1 - random_share)))
-        return sorted_count, self.batch - sorted_count
+        if config.sorted_picks + config.host_picks == 0:  # random picks only
+            return sorted_count, self.batch - sorted_count
+        return sorted_count, min(self.batch, int(self._random_owed))
+
+    def _owe_random(self, taken: list[Taken]) -> None:
+        """The random picks owed for what the sorted take brought: M for every N + H (the
+        cap may have it bring less than asked, and the random share is of what comes)."""
+        config = self.config
+        per_sorted = config.random_picks / max(1, config.sorted_picks + config.host_picks)
+        randoms = sum(entry.random for entry in taken)
+        owed = self._random_owed + (len(taken) - randoms) * per_sorted - randoms
+        self._random_owed = min(float(self.batch), max(0.0, owed))
+
+    def _take_cap(self) -> TakeCap:
+        """The cap, and how many requests this node holds of each bucket: queued here or
+        handed out."""
+        held = Counter(taken.bucket for taken, _request in self._local.values())
+        held.update(taken.bucket for member, taken in self._out.items()
+                    if member not in self._kept)  # a kept one is in _local too
+        return self.bucket_cap, held
 
     def _keep_local(self, taken: Taken, request: Request) -> bool:
         """A request this node handed out, sent back to wait for its host (robots.txt to
@@ -736,6 +760,21 @@ def _require_shared_order(config: FrontierConfig) -> None:
         raise SettingError("TIANWANG_HOST_TURNS", config.host_turns,
                            f"at most {order.MAX_TURNS} in a crawl shared through Redis (the "
                            "room its queue's score has for a host's turns)")
+
+
+def bucket_cap(config: FrontierConfig) -> int:
+    """How many requests of a bucket (a host, or a few) a node holds at most, queued or
+    out: four times what a host may have at once, the largest such (DOWNLOAD_SLOTS).
+
+    A take of the best requests by score alone filled a node's hands with one busy host's
+    (a seed's site of thousands of pages), fetched a connection or two at a time, while the
+    better requests of other hosts waited in Redis: the local frontier picks the best of the
+    hosts that are ready. Capped, the take brings the best of the others instead (measured
+    on the UCI crawl's graph, with takes of 16: docs/shared-crawl.md, "One order")."""
+    largest = max([config.host_rules.concurrency,
+                   *(int(entry.get("concurrency", 0))
+                     for entry in (config.download_slots or {}).values())])
+    return 4 * max(1, largest)
 
 
 def _require_start_done(settings: Any) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 
+from tianwang.distributed.queues import TakeCap
 from tianwang.distributed.redisfrontier import (
     Membership,
     Push,
@@ -70,12 +71,13 @@ class ShardedFrontier:
 
     async def sync(
         self, pushes: Sequence[Push], acks: Sequence[tuple[str, str]], sorted_count: int,
-        random_count: int,
+        random_count: int, cap: TakeCap | None = None,
     ) -> tuple[list[bool], list[Taken]]:
         """Push, then ack, then take, as RedisFrontier.sync: over shards, every push before
         any ack. The takes are split by what this node has queued in each shard."""
         if self.single:
-            result = await self.shards[0].sync(pushes, acks, sorted_count, random_count)
+            result = await self.shards[0].sync(pushes, acks, sorted_count, random_count,
+                                               cap=cap)
             self.raised = self.shards[0].raised
             return result
         count = len(self.shards)
@@ -102,7 +104,7 @@ class ShardedFrontier:
             # A take looks at every shard, even one given none: what it holds steers the next.
             shard_flags, shard_taken = await shard.sync(
                 [pushes[i] for i in pushed[index]], shard_acks, sorted_counts[index],
-                random_counts[index], look=taking)
+                random_counts[index], look=taking, cap=cap)
             for i, flag in zip(pushed[index], shard_flags, strict=True):
                 flags[i] = flag
             taken += shard_taken
@@ -164,6 +166,11 @@ class ShardedFrontier:
             if id(frontier.client) not in closed:
                 closed.add(id(frontier.client))
                 await frontier.close()
+
+    @property
+    def queued(self) -> int:
+        """This node's queue in Redis (over its shards) after the last take."""
+        return sum(shard.queued for shard in self.shards)
 
     @property
     def unreplicated(self) -> int:

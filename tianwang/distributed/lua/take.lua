@@ -2,9 +2,16 @@
 -- include: guard
 -- KEYS[1]: seq (names the shard's slot)
 -- touches: q:* lease:* table req stored ops
--- ARGV: prefix, node, sorted count, random count.
--- Reply: member, score, request, stored (1/0) for each leased, then the queue's size left
--- (how a node splits its next take over shards).
+-- ARGV: prefix, node, sorted count, random count, cap, then pairs of a bucket and the
+--   requests of it the node holds.
+-- With a cap (> 0), the sorted take passes over the requests of a bucket of which the node
+-- holds `cap` (counting those it takes now), as the local frontier's sorted pick passes
+-- over a host at its concurrency: what one busy host's best requests would fill a node's
+-- hands with stays queued, and the next best of other hosts come instead. It looks at the
+-- best SCAN entries at most; random picks take no notice of the cap.
+-- Reply: member, score, request, stored (1/0) for each leased, then how many of them the
+-- sorted take leased, and the queue's size left (how a node splits its next take over
+-- shards).
 local p, node = ARGV[1], ARGV[2]
 local q, lease = p .. 'q:' .. node, p .. 'lease:' .. node
 guard(p, {table = 'hash', req = 'hash', stored = 'hash', ops = 'string'})
@@ -23,10 +30,37 @@ local function take(member, score)
   out[#out + 1] = redis.call('HGET', p .. 'req', member)
   out[#out + 1] = redis.call('HEXISTS', p .. 'stored', member)
 end
-if tonumber(ARGV[3]) > 0 then
-  local sorted = redis.call('ZPOPMIN', q, tonumber(ARGV[3]))
+local SCAN, PAGE = 1024, 128
+-- The best `count` members whose bucket is under the cap, among the best SCAN, as
+-- ZPOPMIN's reply (member, score, ...); removed from the queue.
+local function best_under_cap(count, cap)
+  local held = {}
+  for i = 6, #ARGV, 2 do held[ARGV[i]] = tonumber(ARGV[i + 1]) end
+  local chosen, from = {}, 0
+  while #chosen < 2 * count and from < SCAN do
+    local page = redis.call('ZRANGE', q, from, from + PAGE - 1, 'WITHSCORES')
+    for i = 1, #page, 2 do
+      local bucket = string.match(page[i], '^(%d+):')
+      local n = held[bucket] or 0
+      if n < cap then
+        held[bucket] = n + 1
+        chosen[#chosen + 1], chosen[#chosen + 2] = page[i], page[i + 1]
+        if #chosen >= 2 * count then break end
+      end
+    end
+    if #page < 2 * PAGE then break end
+    from = from + PAGE
+  end
+  for i = 1, #chosen, 2 do redis.call('ZREM', q, chosen[i]) end
+  return chosen
+end
+local count, cap = tonumber(ARGV[3]), tonumber(ARGV[5] or '0')
+if count > 0 then
+  local sorted
+  if cap > 0 then sorted = best_under_cap(count, cap) else sorted = redis.call('ZPOPMIN', q, count) end
   for i = 1, #sorted, 2 do take(sorted[i], sorted[i + 1]) end
 end
+local sorted_taken = #out / 4
 if tonumber(ARGV[4]) > 0 and redis.call('ZCARD', q) > 0 then
   local picked = redis.call('ZRANDMEMBER', q, tonumber(ARGV[4]), 'WITHSCORES')
   for i = 1, #picked, 2 do
@@ -35,5 +69,6 @@ if tonumber(ARGV[4]) > 0 and redis.call('ZCARD', q) > 0 then
   end
 end
 if #out > 0 then redis.call('INCR', p .. 'ops') end  -- for finished.lua over shards
+out[#out + 1] = sorted_taken
 out[#out + 1] = redis.call('ZCARD', q)
 return out
