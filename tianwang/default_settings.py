@@ -336,7 +336,7 @@ TIANWANG_NODE_NAME = ""
 TIANWANG_BUCKETS = 1024
 # Seconds without a heartbeat before a node counts as dead and its requests go to the others.
 TIANWANG_LEASE_SECONDS = 30
-# Requests a node takes from its Redis queue in one call (and pushes in one call, at most).
+# Requests a node takes from its Redis queue in one call: about what it holds.
 TIANWANG_REDIS_BATCH = 16
 # Nodes that must have joined before any takes a request, so that no host changes node (and
 # has robots.txt fetched again) as the crawl starts; 1 = each node starts at once.
