@@ -57,7 +57,11 @@ end
 local count, cap = tonumber(ARGV[3]), tonumber(ARGV[5] or '0')
 if count > 0 then
   local sorted
-  if cap > 0 then sorted = best_under_cap(count, cap) else sorted = redis.call('ZPOPMIN', q, count) end
+  if cap > 0 then
+    sorted = best_under_cap(count, cap)
+  else
+    sorted = redis.call('ZPOPMIN', q, count)
+  end
   for i = 1, #sorted, 2 do take(sorted[i], sorted[i + 1]) end
 end
 local sorted_taken = #out / 4
