@@ -47,6 +47,7 @@ TREES = (
 ACCEPT = r"(/|\.html|\.htm|\.txt)$"
 # One access log line: host, status, path as requested, bytes, the connection's serial number
 # and its port, user agent (tab-separated).
+BARRIER_HOST = "barrier.invalid"  # the default server's: a 404, left out of requests()
 LOG_FORMAT = ("$host\\t$status\\t$request_uri\\t$body_bytes_sent\\t$connection\\t$server_port"
               "\\t$http_user_agent")
 
@@ -99,6 +100,7 @@ class DocsWeb:
         self.port = self.ports[0]
         self.address = f"http://127.0.0.1:{self.port}"
         self.access_log = directory / "access.log"
+        self._barriers = 0  # requests of the test's own, before the log is read
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> DocsWeb:
@@ -171,17 +173,39 @@ http {{
     def requests(self, since: int = 0) -> list[dict]:
         """The access log's lines from byte `since` on: host, status, path, bytes, the
         connection's serial number and port, agent.
-        nginx writes a line as the response ends, so a crawl that has exited is all in."""
+
+        nginx writes a line just after a response's last bytes, and a client that has read
+        them may exit before: on a loaded machine a crawl's last line was missing. So a
+        request of the test's own goes first, and the lines are read once its line is in:
+        the one worker finishes what it was doing (the log line included) before it takes
+        the next request. (Once nginx has stopped, its lines are all in.)"""
+        if self.proc is not None and self.proc.poll() is None:
+            self._barrier()
         with open(self.access_log, "rb") as log:
             log.seek(since)
             lines = log.read().decode("utf-8", "replace").splitlines()
         found = []
         for line in lines:
             host, status, path, size, connection, port, agent = line.split("\t", 6)
-            found.append({"host": host, "status": int(status), "path": path,
-                          "bytes": int(size), "connection": int(connection),
-                          "port": int(port), "agent": agent})
+            if host != BARRIER_HOST:
+                found.append({"host": host, "status": int(status), "path": path,
+                              "bytes": int(size), "connection": int(connection),
+                              "port": int(port), "agent": agent})
         return found
+
+    def _barrier(self, timeout: float = 120) -> None:
+        self._barriers += 1
+        path = f"/barrier-{self._barriers}"
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as sock:
+            sock.sendall(f"GET {path} HTTP/1.0\r\nHost: {BARRIER_HOST}\r\n\r\n".encode())
+            while sock.recv(65536):
+                pass
+        mark = f"{BARRIER_HOST}\t404\t{path}\t".encode()
+        deadline = time.monotonic() + timeout
+        while mark not in self.access_log.read_bytes():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"nginx did not log {path} in {timeout} s")
+            time.sleep(0.01)
 
 
 def mirror_docs(into: Path, trees: tuple[Tree, ...] | None = None) -> dict[str, Path]:
