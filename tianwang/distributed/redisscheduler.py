@@ -382,15 +382,14 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         random_share = config.random_picks / (
             config.sorted_picks + config.host_picks + config.random_picks)
         sorted_count = max(1, round(self.batch * (1 - random_share)))
-        if config.sorted_picks + config.host_picks == 0:  # random picks only
-            return sorted_count, self.batch - sorted_count
-        return sorted_count, min(self.batch, int(self._random_owed))
+        return sorted_count, int(self._random_owed)
 
     def _owe_random(self, taken: list[Taken]) -> None:
         """The random picks owed for what the sorted take brought: M for every N + H (the
-        cap may have it bring less than asked, and the random share is of what comes)."""
+        cap may have it bring less than asked, and the random share is of what comes); no
+        more than a take's worth."""
         config = self.config
-        per_sorted = config.random_picks / max(1, config.sorted_picks + config.host_picks)
+        per_sorted = config.random_picks / (config.sorted_picks + config.host_picks)
         randoms = sum(entry.random for entry in taken)
         owed = self._random_owed + (len(taken) - randoms) * per_sorted - randoms
         self._random_owed = min(float(self.batch), max(0.0, owed))
