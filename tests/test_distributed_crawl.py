@@ -403,7 +403,8 @@ def test_nodes_whose_redis_is_gone_for_good_stop_after_the_bound_saying_so(
 ) -> None:
     """Redis stopped and not started again: each node stops once its outage passes
     TIANWANG_REDIS_OUTAGE_SECONDS, with status 1 and a line saying why, no traceback, and
-    says what it leaves for the lease to give back."""
+    says what it leaves for the lease to give back. It stops at the bound, not once a poll
+    or an MD5 claim has waited out the client's retries again (about 30 s)."""
     start = access_lines(web)
     procs = start_nodes(web, fresh_redis.url, tmp_path, DOWNLOAD_DELAY="0.1",
                         TIANWANG_REDIS_OUTAGE_SECONDS="3", ITEM_PIPELINES=WITH_REDIS_DEDUP)
@@ -416,6 +417,19 @@ def test_nodes_whose_redis_is_gone_for_good_stop_after_the_bound_saying_so(
         assert "Redis unreachable for 3 s (TIANWANG_REDIS_OUTAGE_SECONDS = 3)" in log, log[-3000:]
         assert "crawl FAILED (stopped: redis_unreachable)" in log
         assert "Redis unreachable as node" in log and "Traceback" not in log, log[-3000:]
+        assert "Redis answers again" not in log, log[-3000:]
+        stopped_after = seconds_between(log, "Redis unreachable (", "OUTAGE_SECONDS = 3): node")
+        assert stopped_after <= 3 + 10, log[-3000:]
+
+
+def seconds_between(log: str, first: str, then: str) -> float:
+    """Seconds from the log's line holding `first` to the next one holding `then`."""
+    def when(line: str) -> float:
+        return time.mktime(time.strptime(line[:19], "%Y-%m-%d %H:%M:%S"))
+    lines = log.splitlines()
+    start = next(i for i, line in enumerate(lines) if first in line)
+    end = next(i for i in range(start, len(lines)) if then in lines[i])
+    return when(lines[end]) - when(lines[start])
 
 
 def test_a_cluster_master_killed_midway_is_replaced_and_nothing_is_lost_or_stored_twice(

@@ -115,10 +115,10 @@ class MD5Claims:
         once)."""
         while not self.outage.over(time.monotonic()):
             try:
-                owners = await self._claim_all(claims)
-            except RedisError as error:
-                if fault_of(error) is None:  # neither away nor full: the item's error
-                    raise
+                owners = await self._try(claims)
+            except (RedisError, TimeoutError) as error:
+                if isinstance(error, RedisError) and fault_of(error) is None:
+                    raise  # neither away nor full: the item's error
                 self.outage.begin(time.monotonic())
                 if not self.outage.over(time.monotonic()):
                     await asyncio.sleep(PROBE_INTERVAL)
@@ -126,6 +126,14 @@ class MD5Claims:
             self.outage.end(time.monotonic())
             return owners
         raise RedisAway(f"Redis unreachable for {self.outage.bound} s")
+
+    async def _try(self, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
+        """_claim_all; while Redis is away, given no longer than the outage has left: the
+        client's own ~30 s of retries would carry a try far past the bound."""
+        if not self.outage.down or not self.outage.bound:
+            return await self._claim_all(claims)
+        left = self.outage.bound - self.outage.lasted(time.monotonic())
+        return await asyncio.wait_for(self._claim_all(claims), max(left, 0.1))
 
     async def _claim_all(self, claims: list[tuple[bytes, str]]) -> list[bytes | None]:
         """Each shard's claims in one pipeline, the shards' at once."""

@@ -136,7 +136,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._trips = asyncio.Lock()  # one round trip (and orphan check) at a time
         self._kick_task: asyncio.Future | None = None
         self._calls: dict[object, float] = {}  # calls to Redis out now -> when they began
-        self._slow_said = False
+        self._slow_said = 0.0  # when "Redis has not answered" was said; 0: not said
+        self._answered = 0.0  # when a call to Redis last answered
 
     # --- Scrapy's scheduler interface ----------------------------------------------------
 
@@ -173,10 +174,10 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                     self.frontier.buckets)
 
     def loops(self) -> list[tuple[Callable[[], Any], float]]:
-        # _notice_slow on its own: the other two wait on Redis when it stalls.
+        # _watch on its own: the others wait on Redis when it stalls.
         beat = max(0.2, self.lease_seconds / 3)
         return [(self._poll, POLL_INTERVAL), (self._beat, beat),
-                (self._upkeep, min(1.0, beat)), (self._notice_slow, 1.0)]
+                (self._upkeep, min(1.0, beat)), (self._watch, 1.0)]
 
     def close(self, reason: str) -> Any:
         return deferred_from_coro(self._close(reason))
@@ -559,21 +560,33 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         logger.info("node %s waits for %d nodes to join (TIANWANG_REDIS_QUORUM) before "
                     "crawling: %d so far", self.frontier.node, self.quorum, joined)
 
+    def _watch(self) -> None:
+        """What needs no answer from Redis: a stall said, and the stop past the outage's
+        bound (the poll that probes may itself be waiting out the client's retries)."""
+        self._notice_slow()
+        if self.state.past_bound(time.monotonic()):
+            self._give_up()
+
     def _notice_slow(self) -> None:
         """A call to Redis out for SLOW_NOTICE seconds (Redis stalled): said once, and its
-        end: no call out that long any more. (Not "no call out at all": this check and the
-        poll run on timers in step, so a poll's call may be out at every check.)"""
+        end: no call out that long any more, and one answered since. (Not "no call out at
+        all": this check and the poll run on timers in step, so a poll's call may be out at
+        every check.) A stall that ended in a fault is the fault's to tell."""
+        now = time.monotonic()
         began = min(self._calls.values(), default=0.0)
-        stalled = bool(began) and time.monotonic() - began >= SLOW_NOTICE
+        stalled = bool(began) and now - began >= SLOW_NOTICE
         if stalled and not self._slow_said:
-            self._slow_said = True
+            self._slow_said = now
             self.counts["tianwang/redis/stalls"] += 1
             logger.warning("Redis has not answered for %.0f s: node %s pauses its frontier "
                            "(the %d requests it holds are still fetched)", SLOW_NOTICE,
                            self.frontier.node, len(self._local))
         elif not stalled and self._slow_said:
-            self._slow_said = False
-            logger.warning("Redis answers again: node %s goes on", self.frontier.node)
+            if self.state.fault:
+                self._slow_said = 0.0
+            elif self._answered > self._slow_said:
+                self._slow_said = 0.0
+                logger.warning("Redis answers again: node %s goes on", self.frontier.node)
 
     def _nudge_engine(self) -> None:
         """Have the engine ask for requests now, not at its 5 s heartbeat."""
@@ -620,7 +633,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         token = object()
         self._calls[token] = time.monotonic()
         try:
-            return await call
+            result = await call
         except RedisError as error:
             kind = fault_of(error)
             if kind is None:
@@ -629,6 +642,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             return None
         finally:
             del self._calls[token]
+        self._answered = time.monotonic()
+        return result
 
     def _fault(self, kind: str, error: BaseException) -> None:
         if not self.state.fault_began(kind, str(error), time.monotonic()):
