@@ -195,11 +195,13 @@ def test_the_add_on_installs_it_before_the_crawler_exists() -> None:
 
 # --- in a crawl: `scrapy crawl site` fetching hosts only the loopback DNS server knows ---
 
-HOSTS = [f"site{n}.dns.example" for n in range(30)]
+# Two whole batches of the DNS server's --hold 20: with 30, the last 10 waited out its
+# --delay of 20 s.
+HOSTS = [f"site{n}.dns.example" for n in range(40)]
 
 
 def crawl_named_hosts(tmp_path: Path, block_private: bool) -> tuple[dict, list[dict], dict]:
-    """A crawl of 30 hosts (nginx, one port) whose names only the DNS server resolves (to
+    """A crawl of 40 hosts (nginx, one port) whose names only the DNS server resolves (to
     127.0.0.1); each host's index links to two pages of its own. The crawl's stats,
     nginx's access log, and what the DNS server was asked."""
     import json
@@ -241,7 +243,7 @@ def crawl_named_hosts(tmp_path: Path, block_private: bool) -> tuple[dict, list[d
 
 
 def test_a_crawl_resolves_its_hosts_at_once_each_name_once(tmp_path: Path) -> None:
-    """Thirty hosts: every page stored; the DNS server was asked each name and never again
+    """Forty hosts: every page stored; the DNS server was asked each name and never again
     once it answered (the host filter's check, robots.txt and three pages a host share one
     answer), and held 20 names at once before it answered any (Scrapy's 10 getaddrinfo
     threads never get there)."""
