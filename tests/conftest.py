@@ -39,11 +39,28 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# The files that take a minute or so of a worker (--junitxml's times), started first. Under
+# --dist loadfile the suite ends when the last file a worker took ends: a long one taken
+# last (alphabetical order put test_verticals there) leaves the other worker idle.
+LONGEST_FIRST = (
+    "test_distributed_crawl", "test_distributed_faults", "test_spiders_site",
+    "test_middlewares_hostfilter", "test_extensions_closing", "test_verticals",
+    "test_bench_realpages", "test_readme", "test_frontier_scheduler", "test_middlewares_robots",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark the tests that start processes `integration` (tests/integration.py)."""
+    """Mark the tests that start processes `integration` (tests/integration.py), and run
+    the longest files first (each file's tests in their order)."""
     for item in items:
         if is_integration(item):
             item.add_marker(pytest.mark.integration)
+    items.sort(key=_file_turn)
+
+
+def _file_turn(item: pytest.Item) -> int:
+    name = item.path.stem
+    return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
 
 @pytest.fixture(autouse=True)
