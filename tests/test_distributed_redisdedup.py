@@ -9,7 +9,6 @@ import pytest
 
 from tests.aio import aio, opened
 from tests.redis_server import RedisServer
-from tianwang.distributed.connection import RETRY_TRIES
 from tianwang.distributed.redisdedup import MD5Claims, RedisAway
 
 MD5 = bytes(range(16))
@@ -21,7 +20,6 @@ async def test_a_claim_in_an_outage_gives_up_at_the_bound_not_after_the_clients_
     """Once Redis is away, a batch tried again is given what is left of the outage: the
     client's own retries (about 30 s) would carry each try past TIANWANG_REDIS_OUTAGE_SECONDS,
     and a node told to stop after 2 s would hold its pages for half a minute more."""
-    assert RETRY_TRIES * 0.5 >= 20  # the client's retries: tens of seconds to connect
     server = RedisServer(tmp_path / "redis").start()
     try:
         claims = opened(MD5Claims(server.url, ["job"], outage_seconds=2.0))
@@ -31,6 +29,6 @@ async def test_a_claim_in_an_outage_gives_up_at_the_bound_not_after_the_clients_
         began = time.monotonic()
         with pytest.raises(RedisAway):
             await claims.claim(MD5, "http://b.example/")
-        assert time.monotonic() - began < 15
+        assert time.monotonic() - began < 15  # 31 s when a try waited out the retries
     finally:
         server.stop()
