@@ -163,9 +163,10 @@ async def test_a_link_from_another_host_raises_a_url_queued_in_redis(
     (one request held here at a time), ahead of its peers."""
     pages = [f"http://a.test/p{i}.html" for i in range(1, 6)]
     links = {"http://a.test/": [*pages, "http://b.test/"], "http://b.test/": [pages[3]]}
-    frontier = await scheduler(redis_server, TIANWANG_REDIS_BATCH=1, TIANWANG_SORTED_PICKS=1000,
-                               TIANWANG_MAX_LEVELS=0, TIANWANG_LINK_WEIGHT=link_weight,
-                               TIANWANG_HOST_FIRST=0, TIANWANG_SEED_HOST_FIRST=0)
+    frontier = await scheduler(redis_server, TIANWANG_REDIS_BATCH=1, CONCURRENT_REQUESTS=1,
+                               TIANWANG_SORTED_PICKS=1000, TIANWANG_MAX_LEVELS=0,
+                               TIANWANG_LINK_WEIGHT=link_weight, TIANWANG_HOST_FIRST=0,
+                               TIANWANG_SEED_HOST_FIRST=0)
     frontier.enqueue_request(Request("http://a.test/"))
     order = await crawl_in_order(frontier, links)
     await closed(frontier)

@@ -213,5 +213,6 @@ def test_the_local_and_the_shared_frontier_pick_in_the_same_order(redis_server, 
     steps = len(urls) * 2 // 3
     local = crawl_local(links, seeds, late, steps, common)
     shared = run_in_loop(crawl_shared(links, seeds, late, steps, {
-        **common, "server": redis_server, "TIANWANG_REDIS_BATCH": 1}))
+        **common, "server": redis_server, "TIANWANG_REDIS_BATCH": 1,
+        "CONCURRENT_REQUESTS": 1}))
     assert shared == local

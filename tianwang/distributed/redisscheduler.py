@@ -93,7 +93,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         spider_name = getattr(crawler.spidercls, "name", "") or ""
         redis_config = RedisConfig.from_settings(crawler.settings, spider_name)
         frontier = open_frontier(redis_config, config)
-        return cls(frontier, new_queue(config, count_first=False), config, redis_config, crawler)
+        return cls(frontier, new_queue(config, count_first=False), config, redis_config, crawler,
+                   connections=crawler.settings.getint("CONCURRENT_REQUESTS"))
 
     def __init__(
         self,
@@ -102,6 +103,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         config: FrontierConfig,
         redis_config: RedisConfig,
         crawler: Crawler,
+        connections: int,
     ) -> None:
         super().__init__(queue, config, crawler)
         self.frontier = frontier
@@ -110,6 +112,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self.quorum = redis_config.quorum
         self.window = redis_config.window
         self.bucket_cap = bucket_cap(config)
+        self.connections = connections  # the downloader's, CONCURRENT_REQUESTS
         self.state = NodeState(self.quorum, self.lease_seconds, redis_config.outage_seconds,
                                time.monotonic())
         self._chunks = 0  # chunks of this node's queue packed in Redis, at the last look
@@ -283,7 +286,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if not self.state.may_hand_out(time.monotonic()):
             return None
         item = self._pick()
-        if len(self._local) <= self.batch // 2 + (item is not None):
+        if len(self._local) <= self._low_water() + (item is not None):
             # Take more now, not at the next poll: with nothing to pick (every host here
             # busy), up to 8 batches, rather than leave connections idle.
             self._kick(force=item is None)
@@ -373,7 +376,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         held = len(self._local)
         if not self.state.may_take():
             return 0, 0
-        if held >= (8 * self.batch if force else self.batch // 2 + 1):
+        if held >= (8 * self.batch if force else self._low_water() + 1):
             return 0, 0
         if not fresh and time.monotonic() - self._last_empty_take < POLL_INTERVAL:
             return 0, 0
@@ -384,6 +387,14 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             config.sorted_picks + config.host_picks + config.random_picks)
         sorted_count = max(1, round(self.batch * (1 - random_share)))
         return sorted_count, int(self._random_owed)
+
+    def _low_water(self) -> int:
+        """Held this many or fewer, a node takes: half a take, or enough to cover the
+        downloader's free connections, whichever is more. The local frontier keeps every
+        ready host busy; a node holding fewer than its free connections fed them to the few
+        hosts it held (on the UCI crawl's graph, 3% less PageRank mass at 1 and 2% of the
+        pages)."""
+        return max(self.batch // 2, self.connections - len(self._out) - 1)
 
     def _owe_random(self, taken: list[Taken]) -> None:
         """The random picks owed for what the sorted take brought: M for every N + H (the
