@@ -674,11 +674,11 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 len(self._local), waits)
 
     async def _probe(self) -> None:
-        """During a fault: whether Redis takes calls again. Stops the node past the bound."""
+        """During a fault: whether Redis takes calls again (past the bound, _watch stops the
+        node: nothing left to probe)."""
         state, now = self.state, time.monotonic()
         lasted = state.outage.lasted(now)
         if state.past_bound(now):
-            self._give_up()
             return
         if not state.outage.probe_due(now):
             if state.outage.notice_due(now):
