@@ -48,6 +48,8 @@ def test_truth_prints_json_lines_equal_to_the_model() -> None:
         (["serve", "--seed", "x", "--hosts", "2"], "--seed"),
         (["serve", "--seed", "1", "--hosts", "2", "--latency", "-0.5"], "--latency"),
         (["serve", "--seed", "1", "--hosts", "2", "--latency", "nan"], "--latency"),
+        (["serve", "--seed", "1", "--hosts", "2", "--latency-spread", "1.5"], "--latency-spread"),
+        (["serve", "--seed", "1", "--hosts", "2", "--latency-spread", "-0.1"], "--latency-spread"),
         (["hosts", "--hosts", "2"], "--seed"),
     ],
 )

@@ -247,6 +247,32 @@ def test_latency_delays_every_answer_but_holds_none_up(truth: dict[str, dict]) -
     assert together < 0.6 * 3
 
 
+def test_a_latency_spread_draws_each_answers_wait_within_its_band(
+    truth: dict[str, dict],
+) -> None:
+    """`--latency 0.4 --latency-spread 0.5`: each answer waits 0.2 to 0.6 s, drawn for it,
+    so eight requests at once come back at different times (a timer never fires early; the
+    draws are seeded, and the shortest of these eight is 0.30 s)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    records = list(truth.values())[:8]
+    running = TestWebProcess(SEED, HOSTS, extra_args=("--latency", "0.4",
+                                                      "--latency-spread", "0.5"))
+    running.start()
+    try:
+        def timed(record: dict) -> float:
+            started = time.monotonic()
+            fetch(running, record["url"])
+            return time.monotonic() - started
+
+        with ThreadPoolExecutor(len(records)) as pool:
+            took = sorted(pool.map(timed, records))
+    finally:
+        assert running.stop() == 0
+    assert took[0] >= 0.2
+    assert took[-1] - took[0] >= 0.15  # drawn 0.30 to 0.54 s: without a spread, all 0.4
+
+
 def test_a_server_that_cannot_listen_says_why() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

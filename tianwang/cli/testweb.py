@@ -29,6 +29,9 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--latency", type=_seconds, default=0.0, metavar="SECONDS",
                        help="answer every request this long after it came (a server's "
                        "response time; default 0)")
+    serve.add_argument("--latency-spread", type=_spread, default=0.0, metavar="FRACTION",
+                       help="each answer waits a time drawn uniformly within --latency x "
+                       "(1 +- FRACTION), as real servers' times vary (default 0: all alike)")
     serve.add_argument("--ca-file", metavar="FILE",
                        help="with --https: write the test CA's certificate (PEM) here, for "
                        "a crawl's TIANWANG_CA_FILE")
@@ -148,6 +151,14 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _spread(text: str) -> float:
+    """An argparse type: a fraction from 0 to 1 (a latency never below 0)."""
+    value = _seconds(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
+    return value
+
+
 def _port(text: str) -> int:
     value = _integer(text)
     if not 0 <= value <= 65535:
@@ -192,7 +203,7 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     try:
         return serve(web, port=args.port, access_log=args.access_log, ca_file=args.ca_file,
-                     latency=args.latency)
+                     latency=args.latency, spread=args.latency_spread)
     except CannotListenError as exc:
         print(
             f"tianwang testweb serve: cannot listen on 127.0.0.1:{args.port}: {exc.socketError}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import random
 import socket
 import sys
 import time
@@ -53,9 +54,12 @@ class ProxyResource(resource.Resource):
 
     isLeaf = True
 
-    def __init__(self, web: SyntheticWeb, log: AccessLog, latency: float = 0.0) -> None:
+    def __init__(self, web: SyntheticWeb, log: AccessLog, latency: float = 0.0,
+                 spread: float = 0.0) -> None:
         super().__init__()
         self.web, self.log, self.latency = web, log, latency
+        self.spread = spread
+        self._draws = random.Random(0)  # the same answer times from run to run
 
     def render(self, request: Request) -> bytes | int:
         if not self.latency:
@@ -63,7 +67,10 @@ class ProxyResource(resource.Resource):
         # A server's think time, as a real one takes: the answer waits, nothing blocks.
         from twisted.internet import reactor
 
-        call = reactor.callLater(self.latency, self._answer_late, request)  # type: ignore[attr-defined]
+        wait = self.latency
+        if self.spread:  # real servers' times vary: a constant one keeps a crawl in lockstep
+            wait *= self._draws.uniform(1 - self.spread, 1 + self.spread)
+        call = reactor.callLater(wait, self._answer_late, request)  # type: ignore[attr-defined]
         request.notifyFinish().addErrback(lambda _: call.cancel() if call.active() else None)
         return server.NOT_DONE_YET
 
@@ -178,19 +185,20 @@ class QuietSite(server.Site):
 
 
 def serve(web: SyntheticWeb, port: int = 0, access_log: str | None = None,
-          ca_file: str | None = None, latency: float = 0.0,
+          ca_file: str | None = None, latency: float = 0.0, spread: float = 0.0,
           listening: Callable[[str], None] | None = None) -> int:
     """Listen on 127.0.0.1:port, print the address first on stdout (or hand it to
     `listening`), serve until a signal.
 
     On an https web (web.https) the proxy also answers CONNECT (tunnel.py); the test CA's
     certificate is written to ca_file first, if given. Every answer waits `latency` seconds
-    before it is sent (a real server's response time), without holding up the others.
+    before it is sent (a real server's response time), without holding up the others; with
+    `spread`, a time drawn uniformly within latency x (1 +- spread).
     """
     from twisted.internet import reactor
 
     log = AccessLog(access_log)
-    site: Any = QuietSite(ProxyResource(web, log, latency))
+    site: Any = QuietSite(ProxyResource(web, log, latency, spread))
     site.displayTracebacks = False
     https = getattr(web, "https", None)
     if https is not None:
