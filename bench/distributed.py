@@ -1,14 +1,18 @@
 """The distributed crawl (issues 7, 22): Redis mode against local, N nodes against one, on a
 redis-server and on a Redis Cluster, Bloom memory.
 
-    python bench/distributed.py [--hosts 300] [--pages 20] [--rounds 5]
+    python bench/distributed.py [--hosts 300] [--pages 20] [--rounds 5] [--latency 0]
+                                [--latency-spread 0]
                                 [--scale-hosts 1000] [--scale-pages 4] [--scale-delay 0.5]
                                 [--scale-latency 0] [--scale-concurrency 16] [--scale-per-node]
                                 [--nodes 1,2] [--cluster]
                                 [--bloom-urls 200000] [--only ratio|cluster|scale|bloom]
 
 1. One node in Redis mode against a local crawl of the same test web, in the same run, rounds
-   alternating which goes first; the ratio of median pages/s (goal >= 0.9).
+   alternating which goes first; the ratio of median pages/s (goal >= 0.9), and of median CPU
+   seconds a page of the crawl process. --latency has the test web answer each request that
+   long after it came (by default at once: the crawl is bound by its own CPU), each within
+   --latency x (1 +- --latency-spread).
    With --cluster also (``cluster``): one node on a Redis Cluster (3 masters, 3 replicas, on
    this machine) against one node on a redis-server, rounds alternating (goal >= 0.9).
 2. N nodes against one node (all Redis mode) on a polite crawl (--scale-delay between a
@@ -49,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 import redis.asyncio  # noqa: E402
 
-from bench.crawl import COMMON, rate, run_crawl  # noqa: E402
+from bench.crawl import COMMON, cpu_per_1000, rate, run_crawl  # noqa: E402
 from tests.redis_cluster import RedisCluster  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 from tianwang.distributed.bloom import BloomShape  # noqa: E402
@@ -72,18 +76,23 @@ def redis_settings(server: RedisServer | RedisCluster, node: str = "node0") -> d
     return settings
 
 
-def one_node_vs_local(server: RedisServer, hosts: int, pages: int,
-                      rounds: int) -> tuple[float, dict[str, float]]:
+def one_node_vs_local(server: RedisServer, hosts: int, pages: int, rounds: int,
+                      latency: float = 0.0, spread: float = 0.0) -> tuple[float, dict[str, float]]:
     """The ratio of median pages/s, one Redis node over a local crawl, and the medians."""
-    return one_node_vs("local", {"local": None, "redis": server}, hosts, pages, rounds)
+    return one_node_vs("local", {"local": None, "redis": server}, hosts, pages, rounds,
+                       latency, spread)
 
 
 def one_node_vs(base: str, backends: dict[str, RedisServer | RedisCluster | None], hosts: int,
-                pages: int, rounds: int) -> tuple[float, dict[str, float]]:
+                pages: int, rounds: int, latency: float = 0.0,
+                spread: float = 0.0) -> tuple[float, dict[str, float]]:
     """Median pages/s of one node on each backend (None: local), rounds alternating the
-    order; the ratio of the other one over `base`."""
+    order; the ratio of the other one over `base`, and the same of CPU a page."""
     runs: dict[str, list[float]] = {kind: [] for kind in backends}
-    with tempfile.TemporaryDirectory() as tmp, TestWebProcess(1, hosts, pages) as web:
+    cpu: dict[str, list[float]] = {kind: [] for kind in backends}
+    web_args = ("--latency", str(latency), "--latency-spread", str(spread)) if latency else ()
+    with tempfile.TemporaryDirectory() as tmp, \
+            TestWebProcess(1, hosts, pages, extra_args=web_args) as web:
         seeds = write_seeds(Path(tmp) / "seeds.txt", SyntheticWeb(1, hosts, pages).homepages())
         run_crawl("site", web.address, seeds, Path(tmp))  # warm-up: the server builds its hosts
         for round_no in range(1, rounds + 1):
@@ -94,10 +103,12 @@ def one_node_vs(base: str, backends: dict[str, RedisServer | RedisCluster | None
                 with tempfile.TemporaryDirectory(dir=tmp) as workdir:
                     stats = run_crawl("site", web.address, seeds, Path(workdir), extra)
                 runs[kind].append(rate(stats))
+                cpu[kind].append(cpu_per_1000(stats))
                 print(
                     f"round {round_no} {kind:7s}: {stats['response_received_count']} responses, "
                     f"{stats.get('tianwang/storage/records')} stored, "
-                    f"{stats['elapsed_time_seconds']:.1f} s, {rate(stats):.1f} pages/s",
+                    f"{stats['elapsed_time_seconds']:.1f} s, {rate(stats):.1f} pages/s, "
+                    f"{cpu_per_1000(stats):.2f} CPU s a 1000 pages",
                     flush=True,
                 )
     medians = {kind: statistics.median(values) for kind, values in runs.items()}
@@ -107,6 +118,9 @@ def one_node_vs(base: str, backends: dict[str, RedisServer | RedisCluster | None
         f"median {base} {medians[base]:.1f} pages/s, one node on {other} {medians[other]:.1f}"
         f" pages/s: ratio {ratio:.3f} (goal >= 0.9)"
     )
+    cpus = {kind: statistics.median(values) for kind, values in cpu.items()}
+    print(f"median CPU s a 1000 pages: {base} {cpus[base]:.2f}, {other} {cpus[other]:.2f}: "
+          f"{other} / {base} {cpus[other] / cpus[base]:.3f}")
     return ratio, medians
 
 
@@ -271,6 +285,10 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, default=300)
     parser.add_argument("--pages", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--latency", type=float, default=0.0,
+                        help="the ratio's test web answers this long after each request")
+    parser.add_argument("--latency-spread", type=float, default=0.0,
+                        help="each answer's wait drawn within --latency x (1 +- this)")
     parser.add_argument("--scale-hosts", type=int, default=1000)
     parser.add_argument("--scale-pages", type=int, default=4)
     parser.add_argument("--scale-delay", type=float, default=0.5)
@@ -294,9 +312,11 @@ def main() -> int:
             backends["cluster"] = cluster
         try:
             if args.only in (None, "ratio"):
-                one_node_vs_local(server, args.hosts, args.pages, args.rounds)
+                one_node_vs_local(server, args.hosts, args.pages, args.rounds, args.latency,
+                                  args.latency_spread)
             if args.only in (None, "cluster") and cluster is not None:
-                one_node_vs("server", backends, args.hosts, args.pages, args.rounds)
+                one_node_vs("server", backends, args.hosts, args.pages, args.rounds,
+                            args.latency, args.latency_spread)
             if args.only in (None, "scale"):
                 counts = [int(n) for n in args.nodes.split(",")]
                 n_nodes_vs_one(backends, args.scale_hosts, args.scale_pages, args.scale_delay,
