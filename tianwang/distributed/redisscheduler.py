@@ -286,9 +286,10 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if not self.state.may_hand_out(time.monotonic()):
             return None
         item = self._pick()
-        if len(self._local) <= self._low_water() + (item is not None):
-            # Take more now, not at the next poll: with nothing to pick (every host here
-            # busy), up to 8 batches, rather than leave connections idle.
+        if item is None or len(self._local) <= self._low_water() + 1:
+            # Take more now, not at the next poll: with nothing to pick (every host held
+            # here busy, however many are held), up to 8 batches, rather than leave a free
+            # connection idle.
             self._kick(force=item is None)
         if item is None:
             return None
