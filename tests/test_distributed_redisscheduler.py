@@ -443,3 +443,29 @@ async def test_a_node_whose_held_requests_all_wait_for_busy_hosts_takes_more_at_
     third = frontier.next_request()
     await closed(frontier)
     assert third is not None and third.url == deep
+
+
+@aio
+async def test_a_take_whose_best_1024_are_all_of_a_capped_site_brings_other_hosts(
+    redis_server: RedisServer,
+) -> None:
+    """1,100 shallow pages of one site outweigh 200 deep pages of other hosts. A take of 16
+    leases the site's 4 best (the cap), then finds the rest of the queue's best 1,024 all of
+    that site: it takes the best of a random sample of the queue under the cap, rather than
+    none, whose hosts would wait idle while the site's one connection works. (On the UCI
+    crawl's graph a shared node fetched its seed's site at five times the local crawl's rate
+    and took a fifth longer before.)"""
+    frontier = await scheduler(redis_server, TIANWANG_REDIS_BATCH=16,
+                               TIANWANG_SORTED_PICKS=10**6, TIANWANG_HOST_PICKS=0,
+                               TIANWANG_HOST_FIRST=0, TIANWANG_SEED_HOST_FIRST=0,
+                               TIANWANG_MAX_LEVELS=0, CONCURRENT_REQUESTS_PER_DOMAIN=1)
+    buckets = frontier.frontier.buckets
+    site = bucket_of("big.example.com", buckets)
+    others = [f"http://h{i}.example.com/a/b/c/d/q.html" for i in range(200)]
+    for url in [f"http://big.example.com/p{i}.html" for i in range(1100)] + others:
+        frontier.enqueue_request(Request(url, meta={"depth": 1}))
+    await frontier.round_trip()
+    leased = [int(member.split(":")[0]) for member in await frontier.frontier.leased()]
+    await closed(frontier)
+    assert leased.count(site) == 4
+    assert len(leased) == 16  # 12 of the other hosts (none without the sample)

@@ -8,7 +8,8 @@
 -- holds `cap` (counting those it takes now), as the local frontier's sorted pick passes
 -- over a host at its concurrency: what one busy host's best requests would fill a node's
 -- hands with stays queued, and the next best of other hosts come instead. It looks at the
--- best SCAN entries at most; random picks take no notice of the cap.
+-- best SCAN entries at most, and if those are all of capped buckets, at a random SAMPLE of
+-- the rest; random picks take no notice of the cap.
 -- Reply: member, score, request, stored (1/0) for each leased, then how many of them the
 -- sorted take leased, and the queue's size left (how a node splits its next take over
 -- shards).
@@ -30,7 +31,7 @@ local function take(member, score)
   out[#out + 1] = redis.call('HGET', p .. 'req', member)
   out[#out + 1] = redis.call('HEXISTS', p .. 'stored', member)
 end
-local SCAN, PAGE = 1024, 128
+local SCAN, PAGE, SAMPLE = 1024, 128, 256
 -- The best `count` members whose bucket is under the cap, among the best SCAN, as
 -- ZPOPMIN's reply (member, score, ...); removed from the queue.
 local function best_under_cap(count, cap)
@@ -50,6 +51,26 @@ local function best_under_cap(count, cap)
     end
     if #page < 2 * PAGE then break end
     from = from + PAGE
+  end
+  if #chosen < 2 * count and from >= SCAN then
+    -- The best SCAN all of capped buckets: the best under the cap of a sample of the rest,
+    -- rather than none (the hosts whose requests lie deeper would wait idle).
+    local taken, sample = {}, {}
+    for i = 1, #chosen, 2 do taken[chosen[i]] = true end
+    local drawn = redis.call('ZRANDMEMBER', q, SAMPLE, 'WITHSCORES')
+    for i = 1, #drawn, 2 do
+      if not taken[drawn[i]] then sample[#sample + 1] = {drawn[i], tonumber(drawn[i + 1])} end
+    end
+    table.sort(sample, function(a, b) return a[2] < b[2] end)
+    for _, entry in ipairs(sample) do
+      if #chosen >= 2 * count then break end
+      local bucket = string.match(entry[1], '^(%d+):')
+      local n = held[bucket] or 0
+      if n < cap then
+        held[bucket] = n + 1
+        chosen[#chosen + 1], chosen[#chosen + 2] = entry[1], entry[2]
+      end
+    end
   end
   for i = 1, #chosen, 2 do redis.call('ZREM', q, chosen[i]) end
   return chosen
