@@ -250,13 +250,13 @@ def test_latency_delays_every_answer_but_holds_none_up(truth: dict[str, dict]) -
 def test_a_latency_spread_draws_each_answers_wait_within_its_band(
     truth: dict[str, dict],
 ) -> None:
-    """`--latency 0.4 --latency-spread 0.5`: each answer waits 0.2 to 0.6 s, drawn for it,
+    """`--latency 1.0 --latency-spread 0.5`: each answer waits 0.5 to 1.5 s, drawn for it,
     so eight requests at once come back at different times (a timer never fires early; the
-    draws are seeded, and the shortest of these eight is 0.30 s)."""
+    draws are seeded: these eight wait 0.76 to 1.35 s)."""
     from concurrent.futures import ThreadPoolExecutor
 
     records = list(truth.values())[:8]
-    running = TestWebProcess(SEED, HOSTS, extra_args=("--latency", "0.4",
+    running = TestWebProcess(SEED, HOSTS, extra_args=("--latency", "1.0",
                                                       "--latency-spread", "0.5"))
     running.start()
     try:
@@ -269,8 +269,8 @@ def test_a_latency_spread_draws_each_answers_wait_within_its_band(
             took = sorted(pool.map(timed, records))
     finally:
         assert running.stop() == 0
-    assert took[0] >= 0.2
-    assert took[-1] - took[0] >= 0.15  # drawn 0.30 to 0.54 s: without a spread, all 0.4
+    assert took[0] >= 0.5
+    assert took[-1] - took[0] >= 0.3  # 0.59 s apart as drawn: without a spread, all 1.0
 
 
 def test_a_server_that_cannot_listen_says_why() -> None:
