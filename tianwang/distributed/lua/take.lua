@@ -8,8 +8,8 @@
 -- holds `cap` (counting those it takes now), as the local frontier's sorted pick passes
 -- over a host at its concurrency: what one busy host's best requests would fill a node's
 -- hands with stays queued, and the next best of other hosts come instead. It looks at the
--- best SCAN entries at most, and if those are all of capped buckets, at a random SAMPLE of
--- the rest; random picks take no notice of the cap.
+-- best SCAN entries at most, and if those hold fewer than the take under the cap, at a
+-- random SAMPLE of the queue too; random picks take no notice of the cap.
 -- Reply: member, score, request, stored (1/0) for each leased, then how many of them the
 -- sorted take leased, and the queue's size left (how a node splits its next take over
 -- shards).
@@ -53,15 +53,17 @@ local function best_under_cap(count, cap)
     from = from + PAGE
   end
   if #chosen < 2 * count and from >= SCAN then
-    -- The best SCAN all of capped buckets: the best under the cap of a sample of the rest,
-    -- rather than none (the hosts whose requests lie deeper would wait idle).
+    -- The best SCAN nearly all of capped buckets: the best under the cap of a sample of the
+    -- queue too, rather than too few (the hosts whose requests lie deeper would wait idle).
     local taken, sample = {}, {}
     for i = 1, #chosen, 2 do taken[chosen[i]] = true end
     local drawn = redis.call('ZRANDMEMBER', q, SAMPLE, 'WITHSCORES')
     for i = 1, #drawn, 2 do
-      if not taken[drawn[i]] then sample[#sample + 1] = {drawn[i], tonumber(drawn[i + 1])} end
+      if not taken[drawn[i]] then  -- the score as Redis wrote it, and as a number to sort
+        sample[#sample + 1] = {drawn[i], drawn[i + 1], tonumber(drawn[i + 1])}
+      end
     end
-    table.sort(sample, function(a, b) return a[2] < b[2] end)
+    table.sort(sample, function(a, b) return a[3] < b[3] end)
     for _, entry in ipairs(sample) do
       if #chosen >= 2 * count then break end
       local bucket = string.match(entry[1], '^(%d+):')
