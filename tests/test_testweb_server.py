@@ -221,13 +221,12 @@ def test_access_log_and_clean_stop(tmp_path: Path, truth: dict[str, dict]) -> No
     assert entries[-2]["bytes"] == 0 and entries[-1]["status"] == 404
 
 
-def test_latency_delays_every_answer_but_holds_none_up(truth: dict[str, dict]) -> None:
-    """`--latency 0.6`: each answer comes at least 0.6 s after its request, the same answer
-    as without, and eight requests at once all come back in about 0.6 s, not 8 x 0.6."""
+def fetched_at_once(records: list[dict], *args: str) -> tuple[list[tuple[float, Fetched]], float]:
+    """The records fetched all at once from a test web started with these arguments: each
+    answer with the seconds it took, and the seconds they took together."""
     from concurrent.futures import ThreadPoolExecutor
 
-    records = list(truth.values())[:8]
-    running = TestWebProcess(SEED, HOSTS, extra_args=("--latency", "0.6"))
+    running = TestWebProcess(SEED, HOSTS, extra_args=args)
     running.start()
     try:
         def timed(record: dict) -> tuple[float, Fetched]:
@@ -241,6 +240,14 @@ def test_latency_delays_every_answer_but_holds_none_up(truth: dict[str, dict]) -
             together = time.monotonic() - started
     finally:
         assert running.stop() == 0
+    return answers, together
+
+
+def test_latency_delays_every_answer_but_holds_none_up(truth: dict[str, dict]) -> None:
+    """`--latency 0.6`: each answer comes at least 0.6 s after its request, the same answer
+    as without, and eight requests at once all come back in about 0.6 s, not 8 x 0.6."""
+    records = list(truth.values())[:8]
+    answers, together = fetched_at_once(records, "--latency", "0.6")
     for (took, (status, _, body)), record in zip(answers, records, strict=True):
         assert took >= 0.6
         assert (status, hashlib.md5(body).hexdigest()) == (record["status"], record["md5"])
@@ -253,22 +260,9 @@ def test_a_latency_spread_draws_each_answers_wait_within_its_band(
     """`--latency 1.0 --latency-spread 0.5`: each answer waits 0.5 to 1.5 s, drawn for it,
     so eight requests at once come back at different times (a timer never fires early; the
     draws are seeded: these eight wait 0.76 to 1.35 s)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    records = list(truth.values())[:8]
-    running = TestWebProcess(SEED, HOSTS, extra_args=("--latency", "1.0",
-                                                      "--latency-spread", "0.5"))
-    running.start()
-    try:
-        def timed(record: dict) -> float:
-            started = time.monotonic()
-            fetch(running, record["url"])
-            return time.monotonic() - started
-
-        with ThreadPoolExecutor(len(records)) as pool:
-            took = sorted(pool.map(timed, records))
-    finally:
-        assert running.stop() == 0
+    answers, _together = fetched_at_once(list(truth.values())[:8],
+                                         "--latency", "1.0", "--latency-spread", "0.5")
+    took = sorted(seconds for seconds, _answer in answers)
     assert took[0] >= 0.5
     assert took[-1] - took[0] >= 0.3  # 0.59 s apart as drawn: without a spread, all 1.0
 
