@@ -79,6 +79,9 @@ SLOW_NOTICE = 5.0  # a round trip out this long: the node says it waits for Redi
 # take's size: a page has tens of links, and a push a take's worth of links cost a node a
 # round trip every page or two (4% of its pages/s at takes of 16).
 PUSH_BATCH = 64
+# Takes a node holds at most when nothing it holds may go (every host of it busy): more
+# requests of other hosts, not without end.
+MOST_TAKES_HELD = 8
 STOP_REASONS = {FULL: "redis_full"}  # how a node stops past its bound; else unreachable
 
 
@@ -286,10 +289,12 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         if not self.state.may_hand_out(time.monotonic()):
             return None
         item = self._pick()
-        if item is None or len(self._local) <= self._low_water() + 1:
+        held = len(self._local)
+        if held <= self._low_water() + 1 or (item is None and held < self._most_held()):
             # Take more now, not at the next poll: with nothing to pick (every host held
-            # here busy, however many are held), up to 8 batches, rather than leave a free
-            # connection idle.
+            # here busy, however many are held), up to MOST_TAKES_HELD, rather than leave a
+            # free connection idle (past them, no round trip a pick: they cost the node
+            # Redis calls and brought nothing more).
             self._kick(force=item is None)
         if item is None:
             return None
@@ -324,7 +329,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         idempotent).
 
         force: the local queue has nothing a pick may take (every host in it is busy), so
-        take more, up to 8 batches held, rather than leave connections idle; no longer so
+        take more, up to MOST_TAKES_HELD held, rather than leave connections idle; no longer so
         once another round trip brought requests while this one waited for its turn.
         """
         held = len(self._local)
@@ -377,7 +382,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         held = len(self._local)
         if not self.state.may_take():
             return 0, 0
-        if held >= (8 * self.batch if force else self._low_water() + 1):
+        if held >= (self._most_held() if force else self._low_water() + 1):
             return 0, 0
         if not fresh and time.monotonic() - self._last_empty_take < POLL_INTERVAL:
             return 0, 0
@@ -395,6 +400,9 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         connection a request whenever a host is ready (with half a take only, 0.95 of the
         local crawl's PageRank mass at 1% of the UCI crawl's pages; 1.01 so)."""
         return max(self.batch // 2, self.connections - len(self._out) - 1)
+
+    def _most_held(self) -> int:
+        return MOST_TAKES_HELD * self.batch
 
     def _owe_random(self, taken: list[Taken]) -> None:
         """The random picks owed for what the sorted take brought: M for every N + H (the
