@@ -364,10 +364,8 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             bad = [entry for entry in taken if not self._add_local(entry)]
             for entry in bad:
                 await self.frontier.set_aside(entry.member, entry.blob or b"")
-            if self.cash is not None and taken:
-                await self._learn_cash(range(first, self._next_id))
-            if self._stale_cash:
-                await self._refresh_cash()
+            if self.cash is not None and (taken or self._stale_cash):
+                await self._read_cash(range(first, self._next_id))
             self.counts["tianwang/redis/taken"] += len(taken) - len(bad)
             self._owe_random(taken)
         if self._chunks and self.frontier.queued < sum(counts):  # ran short: unpack now
@@ -460,25 +458,21 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                    first_turn=taken.first_turn)
         return True
 
-    async def _learn_cash(self, items: range) -> None:
-        """The cash in Redis of requests just taken: what their pages' links will share."""
+    async def _read_cash(self, items: range) -> None:
+        """The cash in Redis of the requests just taken (what their pages' links will share)
+        and, read again, of the pages handed out since the last round trip (links pushed
+        after their take raised it): one call for both."""
         fingerprint = self.crawler.request_fingerprinter.fingerprint
-        held = [(item, self._local[item]) for item in items if item in self._local]
-        filtered = [(item, taken, request) for item, (taken, request) in held
-                    if not request.dont_filter]
-        cash = await self.frontier.cash_of([(taken.bucket, fingerprint(request))
-                                            for _item, taken, request in filtered])
-        for (item, _taken, _request), value in zip(filtered, cash, strict=True):
-            self._item_cash[item] = value
-
-    async def _refresh_cash(self) -> None:
-        """The cash of the pages handed out since the last round trip, read again: links
-        pushed after their take raised it, and their links share what it is now."""
+        held = [(item, *self._local[item]) for item in items if item in self._local]
+        taken = [(item, entry.bucket, request) for item, entry, request in held
+                 if not request.dont_filter]
         stale, self._stale_cash = self._stale_cash, []
-        fingerprint = self.crawler.request_fingerprinter.fingerprint
-        cash = await self.frontier.cash_of([(bucket, fingerprint(request))
-                                            for bucket, request in stale])
-        for (_bucket, request), value in zip(stale, cash, strict=True):
+        cash = await self.frontier.cash_of(
+            [(bucket, fingerprint(request)) for _item, bucket, request in taken]
+            + [(bucket, fingerprint(request)) for bucket, request in stale])
+        for (item, _bucket, _request), value in zip(taken, cash[:len(taken)], strict=True):
+            self._item_cash[item] = value
+        for (_bucket, request), value in zip(stale, cash[len(taken):], strict=True):
             if request.url in self._page_cash:
                 self._page_cash[request.url] = max(value, self._page_cash[request.url])
 
