@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 import pytest_twisted
+import redis
+import redis.asyncio
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_from_coro
 
@@ -57,6 +59,27 @@ async def test_the_async_client_finds_the_jobs_master_too(redis_cluster: RedisCl
         return replies
 
     assert await deferred_from_coro(claim()) == [1, 0, b"http://a/"]
+
+
+PACKED_ARGS = ("HSET", "k", b"\xff\x00", "\u00e9\u4e2d", 1 / 3, 2.0**-24, -0.0, 10**30, -5,
+               memoryview(b"ab"), bytearray(b"cd"), b"x" * 10_000)
+
+
+@pytest.mark.parametrize("url", ["redis://127.0.0.1:1/", "unix:///nowhere.sock",
+                                 "rediss://127.0.0.1:1/"])
+def test_the_async_clients_connections_pack_commands_as_redis_pys_own_do(url: str) -> None:
+    """hiredis packs them (in C), byte for byte as redis-py's Python packer, whatever the
+    url's connection kind; a value Redis cannot take is the same DataError."""
+    packed = connect_async(url).connection_pool.make_connection()
+    plain = redis.asyncio.Connection()
+    assert type(packed).__name__.startswith("Hiredis")
+    assert b"".join(packed.pack_command(*PACKED_ARGS)) == b"".join(
+        plain.pack_command(*PACKED_ARGS))
+    commands = [("SET", "a", 1.5), ("GET", "a")]
+    assert b"".join(packed.pack_commands(commands)) == b"".join(plain.pack_commands(commands))
+    for bad in (True, None):
+        with pytest.raises(redis.DataError):
+            packed.pack_command("SET", "k", bad)
 
 
 def test_a_cluster_node_is_told_from_a_plain_server(

@@ -20,9 +20,11 @@ import redis
 import redis.asyncio
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff
+from redis.connection import HiredisRespSerializer
 from redis.crc import key_slot
 from redis.exceptions import ClusterDownError, MovedError, ReadOnlyError, TryAgainError
 from redis.retry import Retry
+from redis.utils import HIREDIS_AVAILABLE
 from scrapy_redis.connection import get_redis
 
 from tianwang.config import SettingError
@@ -55,14 +57,39 @@ def connect(url: str, cluster_key: str | None = None) -> redis.Redis:
 
 
 def connect_async(url: str, cluster_key: str | None = None) -> redis.asyncio.Redis:
-    """The same, for asyncio (made in the crawl's event loop)."""
+    """The same, for asyncio (made in the crawl's event loop), its commands packed in C."""
     retry = {"retry": AsyncRetry(RETRY_BACKOFF, RETRY_TRIES)}
     if cluster_key is None:
-        return redis.asyncio.Redis.from_url(url, retry_on_error=RETRY_ERRORS, **retry,
-                                            **TIMEOUTS)
-    pool = _slot_master_pool(url, cluster_key, asynchronous=True,
-                             retry_on_error=RETRY_ERRORS + CLUSTER_ERRORS, **retry, **TIMEOUTS)
+        pool = redis.asyncio.ConnectionPool.from_url(url, retry_on_error=RETRY_ERRORS,
+                                                     **retry, **TIMEOUTS)
+    else:
+        pool = _slot_master_pool(url, cluster_key, asynchronous=True,
+                                 retry_on_error=RETRY_ERRORS + CLUSTER_ERRORS, **retry,
+                                 **TIMEOUTS)
+    pool.connection_class = hiredis_packing(pool.connection_class)
     return redis.asyncio.Redis.from_pool(pool)  # closes the pool with the client
+
+
+def hiredis_packing(connection_class: type) -> type:
+    """The asyncio connection class, packing commands with hiredis as redis-py's synchronous
+    client does (its asyncio one packs in Python: a shared node's largest client cost after
+    reply parsing, which hiredis does for both)."""
+    if not HIREDIS_AVAILABLE:
+        return connection_class
+    if connection_class not in _PACKING:
+        _PACKING[connection_class] = type(f"Hiredis{connection_class.__name__}",
+                                          (_HiredisPacking, connection_class), {})
+    return _PACKING[connection_class]
+
+
+class _HiredisPacking:
+    _serializer = HiredisRespSerializer() if HIREDIS_AVAILABLE else None
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        return self._serializer.pack(*args)
+
+
+_PACKING: dict[type, type] = {}
 
 
 def job_client(url: str, prefix: str) -> redis.Redis:
