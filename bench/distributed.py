@@ -9,7 +9,7 @@ redis-server and on a Redis Cluster, Bloom memory.
                                 [--bloom-urls 200000] [--only ratio|cluster|scale|bloom]
 
 1. One node in Redis mode against a local crawl of the same test web, in the same run, rounds
-   alternating which goes first; the ratio of median pages/s (goal >= 0.9), and of median CPU
+   alternating which goes first; the ratio of median pages/s (goal >= 1.0), and of median CPU
    seconds a page of the crawl process. --latency has the test web answer each request that
    long after it came (by default at once: the crawl is bound by its own CPU), each within
    --latency x (1 +- --latency-spread).
@@ -114,9 +114,10 @@ def one_node_vs(base: str, backends: dict[str, RedisServer | RedisCluster | None
     medians = {kind: statistics.median(values) for kind, values in runs.items()}
     other = next(kind for kind in backends if kind != base)
     ratio = medians[other] / medians[base]
+    goal = 1.0 if base == "local" else 0.9  # a cluster's node against a server's: 0.9
     print(
         f"median {base} {medians[base]:.1f} pages/s, one node on {other} {medians[other]:.1f}"
-        f" pages/s: ratio {ratio:.3f} (goal >= 0.9)"
+        f" pages/s: ratio {ratio:.3f} (goal >= {goal})"
     )
     cpus = {kind: statistics.median(values) for kind, values in cpu.items()}
     print(f"median CPU s a 1000 pages: {base} {cpus[base]:.2f}, {other} {cpus[other]:.2f}: "
