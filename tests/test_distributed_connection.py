@@ -73,8 +73,8 @@ def test_the_async_clients_connections_pack_commands_as_redis_pys_own_do(url: st
     packed = connect_async(url).connection_pool.make_connection()
     plain = redis.asyncio.Connection()
     assert type(packed).__name__.startswith("Hiredis")
-    assert b"".join(packed.pack_command(*PACKED_ARGS)) == b"".join(
-        plain.pack_command(*PACKED_ARGS))
+    for args in (PACKED_ARGS, ("CONFIG GET", "maxmemory"), (b"CLIENT SETNAME", "n")):
+        assert b"".join(packed.pack_command(*args)) == b"".join(plain.pack_command(*args))
     commands = [("SET", "a", 1.5), ("GET", "a")]
     assert b"".join(packed.pack_commands(commands)) == b"".join(plain.pack_commands(commands))
     for bad in (True, None):
