@@ -446,6 +446,36 @@ async def test_a_node_whose_held_requests_all_wait_for_busy_hosts_takes_more_at_
 
 
 @aio
+async def test_a_node_that_acks_its_last_request_finds_the_job_finished_at_once(
+    redis_server: RedisServer,
+) -> None:
+    """The last page of the job is done: the round trip next_request starts acks it and looks
+    whether the job is finished, without waiting for the next poll (the node's loops do not
+    run here), and the engine may close. (It waited for the poll: 0.08-0.1 s a crawl, 3% of
+    a crawl of three seconds.)"""
+    frontier = await scheduler(redis_server)
+    in_flight: set[Request] = set()
+    frontier.crawler.engine = SimpleNamespace(
+        _slot=SimpleNamespace(inprogress=in_flight, nextcall=SimpleNamespace(schedule=list)),
+        downloader=SimpleNamespace(slots={}))
+    frontier.enqueue_request(Request("http://a.example.com/", meta={"depth": 0}))
+    frontier._start_requests_done()
+    await frontier._poll_once()  # the seed pushed, the node crawling, the seed taken
+    request = frontier.next_request()
+    assert request is not None
+    in_flight.add(request)
+    assert frontier.next_request() is None
+    await settled(frontier)
+    assert frontier.has_pending_requests()  # its one request out
+    in_flight.discard(request)  # done with: nothing held here, nothing out
+    assert frontier.next_request() is None
+    await settled(frontier)
+    finished = not frontier.has_pending_requests()
+    await closed(frontier)
+    assert finished
+
+
+@aio
 async def test_a_take_whose_best_1024_are_all_of_a_capped_site_brings_other_hosts(
     redis_server: RedisServer,
 ) -> None:

@@ -128,6 +128,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._members: dict[str, deque[str]] = {}
         # finished, to ack after the outbox is pushed: (member, its url's link key or "")
         self._done: list[tuple[str, str]] = []
+        self._acked = False  # acks sent since the last look whether the job is finished
         self._out: dict[str, Taken] = {}  # member -> its lease, for requests handed out
         self._kept: set[str] = set()  # leases a sent-back copy holds: not acked as they end
         self._owned: set[int] = set()
@@ -318,6 +319,13 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
     async def _kicked(self, take: bool, force: bool) -> None:
         try:
             await self._reaching(self.round_trip(take=take, force=force))
+            if self._done and self._idle():  # the last acks, come while it ran: now too
+                await self._reaching(self.round_trip(take=take))
+            if self._acked and self._idle():
+                # This node's last acks just went: whether the job is done, now rather than
+                # at the next poll (the engine closes as soon as it is told).
+                await self._reaching(self._check_end())
+                self._nudge_engine()
         except Exception as error:  # noqa: BLE001 - the next poll meets it and its supervisor
             self.counts["tianwang/loops/errors/kick"] += 1  # counts and stops past the bound
             logger.debug("round trip failed: %r", error)
@@ -348,6 +356,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 self._outbox[:0], self._done[:0] = outbox, done
                 raise
             self.stats.inc_value("tianwang/redis/round_trips/frontier")  # the live view
+            self._acked = self._acked or bool(done)
             if self.frontier.unreplicated > unreplicated:
                 self.counts["tianwang/redis/unreplicated"] += 1
                 logger.warning("Redis replica did not confirm a round trip within a second: "
@@ -526,11 +535,22 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             await self.frontier.starting(False)
             state.seeds_in()
         await self.round_trip()
-        if not self._local and not self._inflight and not self._outbox and not state.seeding:
-            state.job_finished(await self.frontier.finished())
-            if not state.finished:
-                await self._notice_waiting()
+        if self._idle():
+            await self._check_end()
         self._nudge_engine()
+
+    def _idle(self) -> bool:
+        """Nothing held, in flight or to push here, and this node's seeds all pushed."""
+        return (not self._local and not self._inflight and not self._outbox
+                and not self.state.seeding)
+
+    async def _check_end(self) -> None:
+        """Whether the job is finished: every node's queue empty, no lease out."""
+        self._acked = False
+        state = self.state
+        state.job_finished(await self.frontier.finished())
+        if not state.finished:
+            await self._notice_waiting()
 
     async def _beat(self) -> None:
         if not self.state.fault:
