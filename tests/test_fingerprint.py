@@ -48,4 +48,5 @@ def test_requests_off_the_fast_path_get_scrapys_fingerprint(request_: Request) -
 
 def test_most_links_take_the_fast_path() -> None:
     assert already_canonical("http://www.ics.uci.edu/~eppstein/pubs/a.html")
-    assert not already_canonical("http://www.ics.uci.edu/x?id=1")
+    assert already_canonical("http://www.ics.uci.edu/x?id=1&page=2")
+    assert not already_canonical("http://www.ics.uci.edu/x?page=2&id=1")  # w3lib sorts them

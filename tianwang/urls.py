@@ -81,17 +81,27 @@ def canonical_url(url: str, encoding: str = "utf-8") -> str:
 
 
 # URLs w3lib's canonicalize_url leaves as they are: lowercase scheme and host, a port of at
-# most four digits, a path with no %-escape, ";" or dot segment, no query and no fragment.
+# most four digits, a path with no %-escape, ";" or dot segment, no fragment, and no query
+# or one of key=value pairs of unreserved characters in w3lib's order (it sorts them).
 # Scrapy's request fingerprint canonicalizes every url it is given (some 10 us each); most
 # links a crawl enqueues are like this, and the check costs about 1 us.
+_UNRESERVED = r"[A-Za-z0-9\-._~]"
 _CANONICAL = re.compile(
-    r"https?://[a-z0-9][a-z0-9.\-]*(?::[1-9][0-9]{0,3})?/[A-Za-z0-9\-._~:/@!$&'()*+,=]*\Z"
+    r"https?://[a-z0-9][a-z0-9.\-]*(?::[1-9][0-9]{0,3})?/[A-Za-z0-9\-._~:/@!$&'()*+,=]*"
+    rf"(?:\?({_UNRESERVED}+={_UNRESERVED}*(?:&{_UNRESERVED}+={_UNRESERVED}*)*))?\Z"
 )
 
 
 def already_canonical(url: str) -> bool:
     """Whether w3lib's canonicalize_url(url) is url itself (False: it may or may not be)."""
-    return _CANONICAL.match(url) is not None and "/." not in url
+    match = _CANONICAL.match(url)
+    if match is None or "/." in url:
+        return False
+    query = match.group(1)
+    if query is None:
+        return True
+    pairs = [pair.partition("=")[::2] for pair in query.split("&")]
+    return pairs == sorted(pairs)
 
 
 def path_extension(url: str) -> str:
