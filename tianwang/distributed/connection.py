@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import hiredis
 import redis
 import redis.asyncio
 from redis.asyncio.retry import Retry as AsyncRetry
@@ -24,10 +25,6 @@ from redis.connection import HiredisRespSerializer
 from redis.crc import key_slot
 from redis.exceptions import ClusterDownError, MovedError, ReadOnlyError, TryAgainError
 from redis.retry import Retry
-from redis.utils import HIREDIS_AVAILABLE
-
-if HIREDIS_AVAILABLE:
-    import hiredis
 from scrapy_redis.connection import get_redis
 
 from tianwang.config import SettingError
@@ -77,8 +74,6 @@ def hiredis_packing(connection_class: type) -> type:
     """The asyncio connection class, packing commands with hiredis as redis-py's synchronous
     client does (its asyncio one packs in Python: a shared node's largest client cost after
     reply parsing, which hiredis does for both)."""
-    if not HIREDIS_AVAILABLE:
-        return connection_class
     if connection_class not in _PACKING:
         _PACKING[connection_class] = type(f"Hiredis{connection_class.__name__}",
                                           (_HiredisPacking, connection_class), {})
@@ -86,7 +81,7 @@ def hiredis_packing(connection_class: type) -> type:
 
 
 class _HiredisPacking:
-    _serializer = HiredisRespSerializer() if HIREDIS_AVAILABLE else None
+    _serializer = HiredisRespSerializer()
 
     def pack_command(self, *args: Any) -> list[bytes]:
         # redis-py's HiredisRespSerializer, less its look at every argument (half its time
