@@ -319,7 +319,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
     async def _kicked(self, take: bool, force: bool) -> None:
         try:
             await self._reaching(self.round_trip(take=take, force=force))
-            if self._done and self._idle():  # the last acks, come while it ran: now too
+            if self._done and self._idle():  # its last acks, queued while that trip ran
                 await self._reaching(self.round_trip(take=take))
             if self._acked and self._idle():
                 # This node's last acks just went: whether the job is done, now rather than
