@@ -100,7 +100,7 @@ def already_canonical(url: str) -> bool:
     query = match.group(1)
     if query is None:
         return True
-    pairs = [pair.partition("=")[::2] for pair in query.split("&")]
+    pairs = [pair.split("=") for pair in query.split("&")]  # one "=" each, as matched
     return pairs == sorted(pairs)
 
 

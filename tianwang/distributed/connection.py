@@ -66,11 +66,11 @@ def connect_async(url: str, cluster_key: str | None = None) -> redis.asyncio.Red
         pool = _slot_master_pool(url, cluster_key, asynchronous=True,
                                  retry_on_error=RETRY_ERRORS + CLUSTER_ERRORS, **retry,
                                  **TIMEOUTS)
-    pool.connection_class = hiredis_packing(pool.connection_class)
+    pool.connection_class = _hiredis_packing(pool.connection_class)
     return redis.asyncio.Redis.from_pool(pool)  # closes the pool with the client
 
 
-def hiredis_packing(connection_class: type) -> type:
+def _hiredis_packing(connection_class: type) -> type:
     """The asyncio connection class, packing commands with hiredis as redis-py's synchronous
     client does (its asyncio one packs in Python: a shared node's largest client cost after
     reply parsing, which hiredis does for both)."""
