@@ -9,8 +9,9 @@ redis-server and on a Redis Cluster, Bloom memory.
                                 [--bloom-urls 200000] [--only ratio|cluster|scale|bloom]
 
 1. One node in Redis mode against a local crawl of the same test web, in the same run, rounds
-   alternating which goes first; the ratio of median pages/s (goal >= 1.0), and of median CPU
-   seconds a page of the crawl process. --latency has the test web answer each request that
+   alternating which goes first; the ratio of median pages/s (goal >= 1.0), the ratio of
+   each round's pair (the machine's drift cancels in it), and of median CPU seconds a page
+   of the crawl process. --latency has the test web answer each request that
    long after it came (by default at once: the crawl is bound by its own CPU), each within
    --latency x (1 +- --latency-spread).
    With --cluster also (``cluster``): one node on a Redis Cluster (3 masters, 3 replicas, on
@@ -119,6 +120,11 @@ def one_node_vs(base: str, backends: dict[str, RedisServer | RedisCluster | None
         f"median {base} {medians[base]:.1f} pages/s, one node on {other} {medians[other]:.1f}"
         f" pages/s: ratio {ratio:.3f} (goal >= {goal})"
     )
+    # Each round's pair, run one after the other: the machine's drift over a run cancels.
+    paired = [node / local for node, local in zip(runs[other], runs[base], strict=True)]
+    print(f"each round's {other} / {base}: median {statistics.median(paired):.3f}, mean "
+          f"{statistics.mean(paired):.3f}, {sum(r >= goal for r in paired)} of {len(paired)} "
+          f">= {goal}")
     cpus = {kind: statistics.median(values) for kind, values in cpu.items()}
     print(f"median CPU s a 1000 pages: {base} {cpus[base]:.2f}, {other} {cpus[other]:.2f}: "
           f"{other} / {base} {cpus[other] / cpus[base]:.3f}")
