@@ -38,21 +38,27 @@ local function best_under_cap(count, cap)
   local held = {}
   for i = 6, #ARGV, 2 do held[ARGV[i]] = tonumber(ARGV[i + 1]) end
   local chosen, from = {}, 0
-  while #chosen < 2 * count and from < SCAN do
+  -- Choose member if its bucket is under the cap; true once the take is full.
+  local function choose(member, score)
+    local bucket = string.match(member, '^(%d+):')
+    local n = held[bucket] or 0
+    if n < cap then
+      held[bucket] = n + 1
+      chosen[#chosen + 1], chosen[#chosen + 2] = member, score
+    end
+    return #chosen >= 2 * count
+  end
+  local full = false
+  while not full and from < SCAN do
     local page = redis.call('ZRANGE', q, from, from + PAGE - 1, 'WITHSCORES')
     for i = 1, #page, 2 do
-      local bucket = string.match(page[i], '^(%d+):')
-      local n = held[bucket] or 0
-      if n < cap then
-        held[bucket] = n + 1
-        chosen[#chosen + 1], chosen[#chosen + 2] = page[i], page[i + 1]
-        if #chosen >= 2 * count then break end
-      end
+      full = choose(page[i], page[i + 1])
+      if full then break end
     end
     if #page < 2 * PAGE then break end
     from = from + PAGE
   end
-  if #chosen < 2 * count and from >= SCAN then
+  if not full and from >= SCAN then
     -- The best SCAN nearly all of capped buckets: the best under the cap of a sample of the
     -- queue too, rather than too few (the hosts whose requests lie deeper would wait idle).
     local taken, sample = {}, {}
@@ -65,13 +71,7 @@ local function best_under_cap(count, cap)
     end
     table.sort(sample, function(a, b) return a[3] < b[3] end)
     for _, entry in ipairs(sample) do
-      if #chosen >= 2 * count then break end
-      local bucket = string.match(entry[1], '^(%d+):')
-      local n = held[bucket] or 0
-      if n < cap then
-        held[bucket] = n + 1
-        chosen[#chosen + 1], chosen[#chosen + 2] = entry[1], entry[2]
-      end
+      if choose(entry[1], entry[2]) then break end
     end
   end
   for i = 1, #chosen, 2 do redis.call('ZREM', q, chosen[i]) end
