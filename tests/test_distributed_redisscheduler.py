@@ -70,6 +70,15 @@ async def next_of(frontier: RedisFrontierScheduler) -> Request | None:
     return request
 
 
+def stand_in_engine(frontier: RedisFrontierScheduler, in_flight: set[Request]) -> None:
+    """The engine's part the scheduler reads, for a unit test: the requests in progress (the
+    test's set, which it fills and empties as the engine would; tests/test_scrapy_internals
+    pins the real attribute, a set), and a wake that does nothing."""
+    frontier.crawler.engine = SimpleNamespace(
+        _slot=SimpleNamespace(inprogress=in_flight, nextcall=SimpleNamespace(schedule=list)),
+        downloader=SimpleNamespace(slots={}))
+
+
 async def drain_node(frontier: RedisFrontierScheduler) -> list[str]:
     urls = []
     while (request := await next_of(frontier)) is not None:
@@ -295,11 +304,7 @@ async def test_two_requests_of_one_url_in_flight_get_a_stored_mark_each(
         frontier.enqueue_request(Request(url, dont_filter=True))
     await frontier.round_trip(force=True)
     in_flight: set[Request] = set()
-    # The engine's part, for this unit: what it holds in progress (tests/test_scrapy_internals
-    # pins the real attribute, a set).
-    frontier.crawler.engine = SimpleNamespace(
-        _slot=SimpleNamespace(inprogress=in_flight, nextcall=SimpleNamespace(schedule=list)),
-        downloader=SimpleNamespace(slots={}))
+    stand_in_engine(frontier, in_flight)
     for _ in range(2):
         in_flight.add(frontier.next_request())
     assert [r.url for r in in_flight] == [url, url]
@@ -325,9 +330,7 @@ async def test_a_redirected_page_marks_the_lease_of_its_redirect(redis_server: R
     frontier.enqueue_request(Request(first))
     await frontier.round_trip(force=True)
     in_flight: set[Request] = set()
-    frontier.crawler.engine = SimpleNamespace(
-        _slot=SimpleNamespace(inprogress=in_flight, nextcall=SimpleNamespace(schedule=list)),
-        downloader=SimpleNamespace(slots={}))
+    stand_in_engine(frontier, in_flight)
     request = frontier.next_request()
     redirect = request.replace(url=final)  # Scrapy's redirect keeps the meta
     redirect.meta[meta_keys.REDIRECT_URLS] = [first]
@@ -357,9 +360,7 @@ async def test_a_redirect_made_from_a_sent_back_request_is_pushed_not_kept(
     frontier = await scheduler(redis_server, TIANWANG_SORTED_PICKS=1000)
     frontier.enqueue_request(Request("http://a.example.com/index.htm"))
     await frontier.round_trip(force=True)
-    frontier.crawler.engine = SimpleNamespace(
-        _slot=SimpleNamespace(inprogress=set(), nextcall=SimpleNamespace(schedule=list)),
-        downloader=SimpleNamespace(slots={}))
+    stand_in_engine(frontier, set())
     request = frontier.next_request()
     redirect = request.replace(url="http://a.example.com/")
     redirect.meta[meta_keys.SENT_BACK] = True
@@ -427,10 +428,8 @@ async def test_a_node_whose_held_requests_all_wait_for_busy_hosts_takes_more_at_
     for url in [*sites, deep]:
         frontier.enqueue_request(Request(url, meta={"depth": 1}))
     await frontier.round_trip(force=True)
-    in_flight: set[Request] = set()  # the engine's part, as in the test above
-    frontier.crawler.engine = SimpleNamespace(
-        _slot=SimpleNamespace(inprogress=in_flight, nextcall=SimpleNamespace(schedule=list)),
-        downloader=SimpleNamespace(slots={}))
+    in_flight: set[Request] = set()
+    stand_in_engine(frontier, in_flight)
     for _ in range(2):
         request = frontier.next_request()
         assert request is not None
@@ -455,9 +454,7 @@ async def test_a_node_that_acks_its_last_request_finds_the_job_finished_at_once(
     a crawl of three seconds.)"""
     frontier = await scheduler(redis_server)
     in_flight: set[Request] = set()
-    frontier.crawler.engine = SimpleNamespace(
-        _slot=SimpleNamespace(inprogress=in_flight, nextcall=SimpleNamespace(schedule=list)),
-        downloader=SimpleNamespace(slots={}))
+    stand_in_engine(frontier, in_flight)
     frontier.enqueue_request(Request("http://a.example.com/", meta={"depth": 0}))
     frontier._start_requests_done()
     await frontier._poll_once()  # the seed pushed, the node crawling, the seed taken
