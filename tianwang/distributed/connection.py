@@ -14,6 +14,7 @@ Both clients ride out a restart or a failover for about 30 s before the crawl gi
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import hiredis
@@ -70,17 +71,17 @@ def connect_async(url: str, cluster_key: str | None = None) -> redis.asyncio.Red
     return redis.asyncio.Redis.from_pool(pool)  # closes the pool with the client
 
 
+@functools.cache
 def _hiredis_packing(connection_class: type) -> type:
     """The asyncio connection class, packing commands with hiredis as redis-py's synchronous
     client does (its asyncio one packs in Python: a shared node's largest client cost after
     reply parsing, which hiredis does for both)."""
-    if connection_class not in _PACKING:
-        _PACKING[connection_class] = type(f"Hiredis{connection_class.__name__}",
-                                          (_HiredisPacking, connection_class), {})
-    return _PACKING[connection_class]
+    return type(f"Hiredis{connection_class.__name__}", (_HiredisPacking, connection_class), {})
 
 
 class _HiredisPacking:
+    """A mixin of redis-py's asyncio connections: pack_command in C."""
+
     _serializer = HiredisRespSerializer()
 
     def pack_command(self, *args: Any) -> list[bytes]:
@@ -97,8 +98,6 @@ class _HiredisPacking:
         except TypeError:
             return self._serializer.pack(*args)
 
-
-_PACKING: dict[type, type] = {}
 
 
 def job_client(url: str, prefix: str) -> redis.Redis:
