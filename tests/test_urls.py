@@ -11,6 +11,7 @@ from tianwang.urls import (
     already_canonical,
     canonical_url,
     directory_depth,
+    hostname,
     path_extension,
     path_key,
     safe_url,
@@ -371,6 +372,26 @@ def test_url_host_and_path_key_agree_with_urlsplit(
         return
     assert path_key(url) == expected
     assert url_host(url) == expected.split("/", 1)[0]
+
+
+@given(parts=web_urls(), fragment=_fragment,
+       noise=st.sampled_from(["", "\t", "\n", "A", ":", "@", "_", "-", " ", "[", "%41"]),
+       at=st.integers(0, 30))
+def test_hostname_is_urlsplits_or_none(parts: tuple[str, str, str], fragment: str, noise: str,
+                                       at: int) -> None:
+    # what the downloader's slot key reads (urlparse's hostname), for the urls it reads
+    url = "".join(parts) + (f"#{fragment}" if fragment else "")
+    url = url[:at] + noise + url[at:]
+    host = hostname(url)
+    assert host is None or host == urlsplit(url).hostname
+
+
+def test_hostname_reads_the_usual_urls_and_leaves_the_others() -> None:
+    assert hostname("http://www.example.com/a?b#c") == "www.example.com"
+    assert hostname("https://a-b_c.example.com") == "a-b_c.example.com"
+    for url in ("http://Example.com/", "http://example.com:8080/", "http://u@example.com/",
+                "http://[::1]/", "ftp://example.com/", "http://exa\tmple.com/"):
+        assert hostname(url) is None
 
 
 # -- session ids (issue 16) -----------------------------------------------------------------

@@ -25,6 +25,13 @@ def _simple_host(url: str) -> tuple[str, int] | None:
     return match.group(1), match.end(1)
 
 
+def hostname(url: str) -> str | None:
+    """urlsplit(url).hostname for a url of the usual shape (lowercase host, no port, no
+    userinfo), read without parsing it; None for any other url (parse it then)."""
+    simple = _simple_host(url)
+    return None if simple is None else simple[0]
+
+
 def url_host(url: str) -> str:
     """The host a url's records are filed under: lowercase, a port only if not the default.
 

@@ -35,6 +35,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from tianwang import meta
 from tianwang import signals as tw_signals
 from tianwang.frontier.politeness import Politeness
+from tianwang.urls import hostname
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -75,7 +76,10 @@ class HostSlots:
         slot = request.meta.get(meta.DOWNLOAD_SLOT)
         if slot is not None:
             return slot
-        return urlparse_cached(request).hostname or ""
+        # Read off the url when it is of the usual shape: a shared crawl's node pushes the
+        # links it finds to Redis, and a parse cached on their Request objects is never used.
+        host = hostname(request.url)
+        return host if host is not None else urlparse_cached(request).hostname or ""
 
     def number(self, name: str) -> int:
         number = self._numbers.get(name)
