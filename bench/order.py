@@ -358,10 +358,10 @@ def rounds_at(runs: list[dict], mark: float, measure: int) -> list[float]:
 
 
 def p_below(ours: list[float], theirs: list[float], draws: int = 20_000) -> float:
-    """How likely rounds of two equal orders would put ours this far below theirs: the share
-    of the splits of all the rounds into two such groups whose mean gap is at least the one
-    seen (an exact permutation test; random splits, seeded, past 100,000 of them). With 3
-    rounds each, no gap can do better than 0.05."""
+    """How likely two equally good orders are to leave ours this far below theirs by chance:
+    of all the ways to split the pooled rounds into two groups of these sizes, the share whose
+    gap in means is at least the one seen (exact up to 100,000 splits, else 20,000 seeded
+    random ones). With 3 rounds a side no gap can give less than 0.05."""
     pooled, n = ours + theirs, len(ours)
     seen = statistics.mean(theirs) - statistics.mean(ours) - 1e-12
     total = sum(pooled)
