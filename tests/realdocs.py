@@ -76,7 +76,8 @@ def ensure_packages(packages: Iterable[str]) -> None:
 def _installed(package: str) -> bool:
     run = subprocess.run(["dpkg-query", "-W", "-f", "${Status}", package], capture_output=True,
                          text=True)
-    return run.returncode == 0 and run.stdout.endswith("installed")
+    # "install ok installed"; a package dpkg only knows of says "unknown ok not-installed"
+    return run.returncode == 0 and run.stdout.split()[-1:] == ["installed"]
 
 
 @dataclass
