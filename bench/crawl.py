@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.process_usage import run_measured  # noqa: E402
 from tianwang import default_settings  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess, write_seeds  # noqa: E402
 from tianwang.testweb.model import SyntheticWeb  # noqa: E402
@@ -112,9 +113,8 @@ def timed_process(command: list[str], env: dict[str, str], cwd: Path,
     """Run a process, its output into `log`: its exit code, peak RSS (MB), wall seconds."""
     started = time.monotonic()
     with open(log, "wb") as out:
-        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=out)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024, time.monotonic() - started
+        usage = run_measured(command, cwd, env, out)
+    return usage.returncode, usage.max_rss_kb / 1024, time.monotonic() - started
 
 
 def measured_run(command: list[str], env: dict[str, str], workdir: Path, stats_file: Path) -> dict:

@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.crawl import PLAIN_EXTENSIONS, SITE_EXTENSIONS  # noqa: E402
+from tests.process_usage import run_measured  # noqa: E402
 from tianwang.testweb.launcher import TestWebProcess, write_seeds  # noqa: E402
 from tianwang.testweb.model import SyntheticWeb  # noqa: E402
 
@@ -65,13 +65,12 @@ def crawl(kind: str, proxy: str, seeds: Path, workdir: Path, settings: dict[str,
     for key, value in settings.items():
         command += ["-s", f"{key}={value}"]
     with open(workdir / "crawl.log", "wb") as log:
-        proc = subprocess.Popen(command, cwd=workdir, env=env, stdout=log, stderr=log)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        usage = run_measured(command, workdir, env, log)
+    if usage.returncode not in (0, 1):
         raise SystemExit(f"{kind} crawl failed: see {workdir / 'crawl.log'}")
     stats = json.loads(stats_file.read_text(encoding="utf-8"))
-    stats["cpu_seconds"] = usage.ru_utime + usage.ru_stime
-    stats["rss_mb"] = usage.ru_maxrss / 1024
+    stats["cpu_seconds"] = usage.cpu_seconds
+    stats["rss_mb"] = usage.max_rss_kb / 1024
     return stats
 
 

@@ -4,14 +4,13 @@ the project's settings but a small page budget per host, and what a user sees of
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.conftest import crawl_command
 from tests.fetchlog import fetch_log_settings, read_fetch_log
 from tests.filters_crawl import final_stats
+from tests.process_usage import run_measured
 from tests.spec_reader import read_records
 from tests.truth import load_truth
 from tianwang.testweb.junk import HOSTILE_HOSTS
@@ -51,33 +50,16 @@ def run_crawl(workdir: Path, seeds: list[str], settings: dict[str, str],
     return HostileCrawl(truth, log, sent, stored, final_stats(stderr), stderr, rss)
 
 
-# Linux's ru_maxrss of a process counts the memory it had before its exec: a crawl started
-# straight from a pytest worker (vfork, then exec) reports the worker's own peak when that is
-# higher (546 MB of a worker, against the crawl's 185). So a small launcher forks the crawl,
-# whose peak then starts from the launcher's, and writes the crawl's ru_maxrss (KB).
-_LAUNCHER = """import os, sys
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.argv[2], sys.argv[2:])
-_pid, status, usage = os.wait4(pid, 0)
-with open(sys.argv[1], "w") as out:
-    out.write(str(usage.ru_maxrss))
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-
-
 def crawl_with_rss(workdir: Path, args: dict[str, str], settings: dict[str, str],
                    timeout: float = 300) -> tuple[str, int]:
-    """Run `scrapy crawl site`; its stderr and its own peak RSS (KB, from wait4)."""
+    """Run `scrapy crawl site`; its stderr and its own peak RSS (KB)."""
     command, env = crawl_command("site", args, settings)
-    err_path, rss_path = workdir / "crawl.err", workdir / "crawl.rss"
+    err_path = workdir / "crawl.err"
     with open(err_path, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(rss_path), *command],
-                                cwd=workdir, env=env, stdout=err, stderr=err)
-        proc.wait(timeout)
+        usage = run_measured(command, workdir, env, err, timeout)
     stderr = err_path.read_text(encoding="utf-8", errors="replace")
-    assert proc.returncode == 0, stderr[-3000:]
-    return stderr, int(rss_path.read_text())
+    assert usage.returncode == 0, stderr[-3000:]
+    return stderr, usage.max_rss_kb
 
 
 def run_hostile_crawl(workdir: Path) -> HostileCrawl:

@@ -4,8 +4,6 @@ of servers that would exhaust a crawl without them (`testweb serve --floods`).""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -14,6 +12,7 @@ import pytest
 
 from tests.conftest import crawl_command
 from tests.filters_crawl import final_stats
+from tests.process_usage import run_measured
 from tianwang.config.frontier import Limits
 from tianwang.frontier.limits import FrontierLimits
 from tianwang.testweb.floods import LINK_BOMB, LINK_FARM, REDIRECT_FARM
@@ -84,10 +83,8 @@ def crawl(tmp_path: Path, proxy: str, seeds: list[str], **settings: str) -> tupl
                 "TIANWANG_MAX_LEVELS": "0", **settings}
     command, env = crawl_command("site", {"seeds": ",".join(seeds)}, settings)
     with open(tmp_path / "crawl.log", "wb") as err:
-        proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=err, stderr=err)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, (tmp_path / "crawl.log").read_text(), usage.ru_maxrss
+        usage = run_measured(command, tmp_path, env, err)
+    return usage.returncode, (tmp_path / "crawl.log").read_text(), usage.max_rss_kb
 
 
 def fetched_hosts(log: Path, domain: str) -> set[str]:
