@@ -99,7 +99,6 @@ class _HiredisPacking:
             return self._serializer.pack(*args)
 
 
-
 def job_client(url: str, prefix: str) -> redis.Redis:
     """A client of one job's keys for the command-line tools, which are not told the mode:
     the server says whether it is a cluster node. No retries: a dead server fails at once."""
