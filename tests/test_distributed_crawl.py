@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.accesslog import line_count, served_since
 from tests.conftest import crawl_command
 from tests.fetchlog import fetch_log_settings, read_fetch_log, served_beyond_sent
 from tests.redis_cluster import RedisCluster
@@ -95,12 +96,11 @@ def fresh_redis(tmp_path: Path) -> Iterator[RedisServer]:
 
 
 def access_lines(web: Web) -> int:
-    return len(web.access_log.read_text(encoding="utf-8").splitlines())
+    return line_count(web.access_log)
 
 
 def fetched_since(web: Web, start: int) -> list[str]:
-    lines = web.access_log.read_text(encoding="utf-8").splitlines()[start:]
-    return [json.loads(line)["url"] for line in lines]
+    return [line["url"] for line in served_since(web.access_log, start)]
 
 
 def job_client(url: str, extra: dict[str, str]):

@@ -7,7 +7,6 @@ full-memory case on a real Redis Cluster too), against the test web's ground tru
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ import pytest
 import redis
 
 from tests import test_distributed_crawl as crawl
+from tests.accesslog import served_since
 from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 from tests.test_distributed_crawl import (
@@ -147,8 +147,7 @@ def test_a_redis_stalled_10_s_pauses_the_frontiers_not_the_downloads(
     sleeper.start()
     wait_in_every_log(procs, tmp_path, "Redis has not answered for 5 s")
     sleeper.join()
-    served = [json.loads(line)["time"] for line in
-              web.access_log.read_text(encoding="utf-8").splitlines()[start:]]
+    served = [line["time"] for line in served_since(web.access_log, start)]
     during = sum(asleep[0] < when < asleep[1] for when in served)
     wait_all(procs, tmp_path, timeout=240)
     for i, proc in enumerate(procs):

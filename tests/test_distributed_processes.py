@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from tests.accesslog import line_count, served_since
 from tests.conftest import TestWeb, crawl_command, scrapy_crawl, start_until_stored
 from tests.fetchlog import fetch_log_settings, read_fetch_log, served_beyond_sent
 from tests.redis_server import RedisServer, ensure_redis_server
@@ -44,12 +45,11 @@ def homepages(web: TestWeb) -> list[str]:
 
 
 def served(web: TestWeb, start: int) -> list[str]:
-    lines = web.access_log.read_text(encoding="utf-8").splitlines()[start:]
-    return [json.loads(line)["url"] for line in lines]
+    return [line["url"] for line in served_since(web.access_log, start)]
 
 
 def access_lines(web: TestWeb) -> int:
-    return len(web.access_log.read_text(encoding="utf-8").splitlines())
+    return line_count(web.access_log)
 
 
 def hosts_by_process(data: Path) -> list[set[str]]:
