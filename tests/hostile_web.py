@@ -30,7 +30,7 @@ import socket
 import sys
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -210,6 +210,27 @@ def _faulty(host: str, *lines: bytes, status: bytes = b"HTTP/1.1 200 OK") -> Ans
     return Answer(_html_head(*lines, length=len(body), status=status), body)
 
 
+HEAD_LINE = b"X-Pad: " + b"p" * 1000 + b"\r\n"
+BIG_HEAD_LINES = 160  # a head of 160 KB: more than any real one, less than the crawl's bound
+
+
+def endless_head() -> Iterator[bytes]:
+    """Header lines, each short, without end: the head never ends."""
+    while True:
+        yield HEAD_LINE * 64
+
+
+def endless_interim() -> Iterator[bytes]:
+    """Interim answers without end: each a whole head, none the response."""
+    while True:
+        yield b"HTTP/1.1 100 Continue\r\n\r\n" * 2048
+
+
+ENDLESS_HEAD_HOST, ENDLESS_INTERIM_HOST = "www.endless-head.com", "www.endless-continue.com"
+# host -> what its answer streams after its head (made afresh for each request)
+ENDLESS: dict[str, Callable[[], Iterator[bytes]]] = {ENDLESS_HEAD_HOST: endless_head,
+                                                      ENDLESS_INTERIM_HOST: endless_interim}
+
 # host -> (its answer to "/", what a correct crawl makes of it). The outcomes are this web's
 # reading of each (the truth): `error/<kind>` a failure, `filter/<kind>` a refusal, `stored`.
 FAULTS: dict[str, tuple[Answer, str]] = {
@@ -230,6 +251,13 @@ FAULTS: dict[str, tuple[Answer, str]] = {
     # A continuation line before any header: no header it could continue.
     "www.folded-first.com": (_faulty("www.folded-first.com", status=b"HTTP/1.1 200 OK\r\n"
                                      b"  folded: before any header"), "error/bad_response"),
+    # Heads without end: header lines, or 100 Continue answers (the streams of ENDLESS).
+    ENDLESS_HEAD_HOST: (Answer(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"),
+                        "error/bad_response"),
+    ENDLESS_INTERIM_HOST: (Answer(b""), "error/bad_response"),
+    # A head of 160 KB that ends: read, the page stored.
+    "www.big-head.com": (_faulty("www.big-head.com", *[HEAD_LINE[:-2]] * BIG_HEAD_LINES),
+                         "stored"),
     "www.no-content.com": (Answer(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n",
                                   status=204), "filter/no_content"),
     # Names no DNS can hold: never asked for.
@@ -246,7 +274,8 @@ def protocol_site(host: str, path: str) -> Answer:
         return answer(200, page(PROTOCOL_HOME, [f"http://{h}/" for h in FAULTS]))
     if host in FAULTS and path == "/":
         fault = FAULTS[host][0]
-        return Answer(fault.head, fault.body, status=fault.status)
+        chunks = ENDLESS[host]() if host in ENDLESS else None
+        return Answer(fault.head, fault.body, chunks, fault.status)
     return NOT_FOUND
 
 

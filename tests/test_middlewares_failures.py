@@ -166,3 +166,20 @@ def test_an_unreadable_head_is_bad_response_a_cut_one_connection_lost() -> None:
     assert failure_reason(wrapped(ResponseNeverReceived([Failure(ConnectionDone())]))) == \
         "connect"
     assert failure_reason(DownloadFailedError("no cause")) == "connect"
+
+
+def test_a_head_without_end_is_read_no_further_than_its_bound(hostile_web_crawl) -> None:
+    """A server that streams header lines, or 100 Continue answers, without end: the crawl
+    stops reading at TIANWANG_MAX_HEAD_BYTES (256 KiB) and fails the page as bad_response.
+    What the server got to send before the connection closed is that and the sockets'
+    buffers, not the gigabytes a download of DOWNLOAD_TIMEOUT (180 s) would take in. A head
+    of 160 KB that ends is read, and its page stored whole."""
+    for host in hostile_web.ENDLESS:
+        answers = [line for line in hostile_web_crawl.log if line["url"] == f"http://{host}/"]
+        assert len(answers) == 3, host  # retried as any bad_response
+        assert all(not line["complete"] for line in answers), host
+        assert max(line["sent"] for line in answers) < 4 * hostile_web.MIB, (host, answers)
+    stored = hostile_web_crawl.stored["http://www.big-head.com/"]
+    head, body = stored.split(b"\r\n\r\n", 1)
+    assert head.count(b"\r\nX-Pad: ") == hostile_web.BIG_HEAD_LINES
+    assert body == hostile_web.fault_body("www.big-head.com")

@@ -10,7 +10,6 @@ from scrapy import Request
 from scrapy.http import Response
 
 from tests.conftest import project_crawler
-from tianwang.config import SettingError
 from tianwang.middlewares.tlscheck import TLSCheckMiddleware
 
 
@@ -34,8 +33,3 @@ def test_each_host_and_reason_is_counted_and_logged_once(caplog: pytest.LogCaptu
     assert stats == {"tianwang/tls/expired": 2, "tianwang/tls/wrong_name": 1,
                      "tianwang/tls/responses": 3}
     assert len([r for r in caplog.records if "Certificate of" in r.getMessage()]) == 3
-
-
-def test_a_bad_setting_stops_the_middleware_at_start() -> None:
-    with pytest.raises(SettingError, match="TIANWANG_TLS_CHECK"):
-        TLSCheckMiddleware.from_crawler(project_crawler(TIANWANG_TLS_CHECK="often"))

@@ -89,26 +89,49 @@ def test_the_https_handler_has_its_context_factory_and_takes_the_policy() -> Non
 
     assert hasattr(HTTP11DownloadHandler(get_crawler()), "_contextFactory")
     handler = TLSCheckDownloadHandler(get_crawler(settings_dict={
-        "TIANWANG_TLS_CHECK": True, "TIANWANG_IDLE_CONNECTIONS": 256}))
+        "TIANWANG_TLS_CHECK": True, "TIANWANG_IDLE_CONNECTIONS": 256,
+        "TIANWANG_MAX_HEAD_BYTES": 65536}))
     assert isinstance(handler._contextFactory, CheckingPolicy)
 
 
 def test_the_handler_has_its_pool_and_takes_the_bounded_one() -> None:
     """The installed Scrapy's HTTP/1.1 handler holds its connections in _pool, with its own
     client factory; tianwang's handler puts the bounded pool there (tianwang/connections.py),
-    which works with Twisted's pool internals."""
+    which works with Twisted's pool internals, and has that factory's protocols bound a
+    response's head (tianwang/responsehead.py) with Twisted's protocol internals."""
     from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
+    from twisted.web._newclient import HEADER, STATUS, HTTP11ClientProtocol
     from twisted.web.client import HTTPConnectionPool
 
     from tianwang.connections import KeepAlivePool
     from tianwang.httphandler import HTTPDownloadHandler
+    from tianwang.responsehead import HeadBound
 
     scrapys = HTTP11DownloadHandler(get_crawler())
-    handler = HTTPDownloadHandler(get_crawler(settings_dict={"TIANWANG_IDLE_CONNECTIONS": 7}))
+    handler = HTTPDownloadHandler(get_crawler(settings_dict={
+        "TIANWANG_IDLE_CONNECTIONS": 7, "TIANWANG_MAX_HEAD_BYTES": 65536}))
     assert isinstance(handler._pool, KeepAlivePool) and handler._pool.max_idle == 7
-    assert handler._pool._factory is scrapys._pool._factory
+    assert issubclass(handler._pool._factory, scrapys._pool._factory)
+    protocol = handler._pool._factory(lambda _: None, "endpoint").buildProtocol(None)
+    expected = type(scrapys._pool._factory(lambda _: None, "endpoint").buildProtocol(None))
+    assert isinstance(protocol, expected) and isinstance(protocol, HeadBound)
+    assert protocol.max_head == 65536
     pool = HTTPConnectionPool(None)
     assert all(hasattr(pool, name) for name in scrapy_internals.POOL_INTERNALS)
+    assert all(hasattr(HTTP11ClientProtocol, name)
+               for name in scrapy_internals.PROTOCOL_INTERNALS)
+    assert scrapy_internals.HEAD_STATES == {STATUS, HEADER}
+
+
+def test_a_twisted_protocol_without_its_give_up_is_refused(monkeypatch) -> None:
+    from twisted.web._newclient import HTTP11ClientProtocol
+
+    from tianwang.httphandler import HTTPDownloadHandler
+
+    monkeypatch.delattr(HTTP11ClientProtocol, "_giveUp")
+    with pytest.raises(ScrapyInternalsError, match="_giveUp"):
+        HTTPDownloadHandler(get_crawler(settings_dict={
+            "TIANWANG_IDLE_CONNECTIONS": 7, "TIANWANG_MAX_HEAD_BYTES": 65536}))
 
 
 def test_a_handler_without_the_pool_is_refused() -> None:

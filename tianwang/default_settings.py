@@ -46,6 +46,8 @@ EXTENSIONS = {
     # Checks the scheduler's settings before the engine starts (a bad one stops the crawl with
     # one message naming it; Scrapy builds the scheduler too late for that).
     "tianwang.frontier.settingscheck.FrontierSettingsCheck": 0,
+    # The same for the download handlers, which Scrapy builds at their first request.
+    "tianwang.extensions.handlercheck.DownloadSettingsCheck": 0,
     # No log record made that no handler would write (Scrapy builds each page's DEBUG lines
     # and drops them at LOG_LEVEL INFO).
     "tianwang.extensions.loglevel.LogLevels": 490,
@@ -217,6 +219,9 @@ TIANWANG_PROXY = ""
 # bounds the decoded body too (gzip, deflate, br, zstd), of every request but robots.txt
 # (its first 500 KiB are always read: RFC 9309).
 TIANWANG_MAX_PAGE_BYTES = 10 * 1024 * 1024
+# Largest response head read (status line and headers, interim 1xx answers included), in
+# bytes; past it the download fails as bad_response (tianwang/responsehead.py). Chromium's.
+TIANWANG_MAX_HEAD_BYTES = 256 * 1024
 # Refuse hosts on a port other than 80 (443 for https): test servers, as seed 004 found.
 TIANWANG_DROP_OTHER_PORTS = True
 # Check https certificates (chain, dates, name); a failure is counted and the page fetched.

@@ -34,9 +34,14 @@ from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
 from tianwang import signals
-from tianwang.config import get_seconds
+from tianwang.config import get_int, get_seconds
 from tianwang.connections import KeepAlivePool
+from tianwang.responsehead import bounded_factory
 from tianwang.scrapy_internals import set_connection_pool
+
+# A head's bound: at least one header line of Twisted's longest (16 KiB); at most what a
+# record keeps for the status line and headers (tianwang/formats/record.py).
+MIN_HEAD, MAX_HEAD = 16 * 1024, 1024 * 1024
 
 logger = logging.getLogger(__name__)
 
@@ -74,24 +79,43 @@ class IdleWatch:
         self.handle.cancel()
 
 
+def max_head(settings: Any) -> int:
+    return get_int(settings, "TIANWANG_MAX_HEAD_BYTES", MIN_HEAD, MAX_HEAD)
+
+
+def idle_timeout(settings: Any) -> float:
+    # None: the handler named in a project's DOWNLOAD_HANDLERS without the stack's settings
+    if settings.get("TIANWANG_IDLE_TIMEOUT") is None:
+        return 0.0
+    return get_seconds(settings, "TIANWANG_IDLE_TIMEOUT")
+
+
 class HTTPDownloadHandler(HTTP11DownloadHandler):
     def __init__(self, crawler: Any) -> None:
         super().__init__(crawler)
         from twisted.internet import reactor
 
-        set_connection_pool(self, KeepAlivePool.from_settings(reactor, crawler.settings))
+        head = max_head(crawler.settings)
+        set_connection_pool(self, KeepAlivePool.from_settings(reactor, crawler.settings),
+                            lambda factory: bounded_factory(factory, head))
         self._tasks: set[asyncio.Task[Any]] = set()
         self.abandoning = False
         self._cancellable = is_asyncio_reactor_installed()
-        # None: the handler named in a project's DOWNLOAD_HANDLERS without the stack's settings
-        self.idle_timeout = (get_seconds(crawler.settings, "TIANWANG_IDLE_TIMEOUT")
-                             if crawler.settings.get("TIANWANG_IDLE_TIMEOUT") is not None
-                             else 0.0)
+        self.idle_timeout = idle_timeout(crawler.settings)
         self._watches: dict[Any, IdleWatch] = {}  # request -> its download's idle watch
         crawler.signals.connect(self.abandon, signal=signals.abandon_in_flight)
         if self.idle_timeout and self._cancellable:
             crawler.signals.connect(self._received, signal=scrapy_signals.headers_received)
             crawler.signals.connect(self._received, signal=scrapy_signals.bytes_received)
+
+    @classmethod
+    def check_settings(cls, settings: Any) -> None:
+        """SettingError for a bad setting of this handler: Scrapy builds a handler at its
+        first request and logs an error there as a traceback, the crawl going on without
+        it (tianwang.extensions.handlercheck calls this as the crawl starts)."""
+        max_head(settings)
+        idle_timeout(settings)
+        KeepAlivePool.from_settings(None, settings)
 
     async def download_request(self, request: Any) -> Any:
         if self.abandoning:

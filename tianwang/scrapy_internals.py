@@ -25,6 +25,11 @@ Scrapy 2.19 has no public hook for two things the frontier needs:
   overrides Twisted's private ``HTTPConnectionPool._putConnection`` and
   ``_removeConnection`` and keeps its ``_connections`` and ``_timeouts``:
   ``set_connection_pool`` refuses a Twisted without them.
+- bounding a response's head (tianwang/responsehead.py): Twisted's HTTP/1.1 client protocol
+  reads a head through its private ``_parser`` (whose ``state`` is STATUS or HEADER until
+  the headers end, twisted.web._newclient) and gives a response up with ``_giveUp``. The
+  pool's client factory (Twisted's ``HTTPConnectionPool._factory``) builds that protocol;
+  ``set_connection_pool`` refuses a Twisted without these.
 
 ``check(engine)`` runs when a scheduler opens: a Scrapy without one of these attributes
 stops the crawl at once with a message naming it, rather than losing work silently.
@@ -37,6 +42,8 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 import scrapy
+from twisted.python.failure import Failure
+from twisted.web import _newclient
 
 # (path from the engine, what tianwang uses it for): the whole list of private attributes.
 REQUIRED = (
@@ -101,11 +108,14 @@ def set_tls_policy(handler: Any, policy: Any) -> None:
 
 # Twisted's HTTPConnectionPool internals tianwang.connections.KeepAlivePool works with.
 POOL_INTERNALS = ("_putConnection", "_removeConnection", "_connections", "_timeouts")
+# Twisted's HTTP/1.1 client protocol internals tianwang.responsehead works with.
+PROTOCOL_INTERNALS = ("_parser", "_giveUp", "request", "dataReceived")
+HEAD_STATES = frozenset({getattr(_newclient, "STATUS", None), getattr(_newclient, "HEADER", None)})
 
 
-def set_connection_pool(handler: Any, pool: Any) -> None:
+def set_connection_pool(handler: Any, pool: Any, bounded_factory: Any = None) -> None:
     """Make `pool` (made before any download) the connection pool of an HTTP/1.1 download
-    handler, with the handler's own client factory."""
+    handler, with the handler's own client factory, or `bounded_factory(that factory)`."""
     old = getattr(handler, "_pool", None)
     if old is None or not hasattr(old, "_factory"):
         raise ScrapyInternalsError(
@@ -119,5 +129,24 @@ def set_connection_pool(handler: Any, pool: Any) -> None:
             f"Twisted's HTTPConnectionPool has no {', '.join(missing)}, which tianwang's "
             "connection pool relies on; install the Twisted version pyproject.toml pins"
         )
-    pool._factory = old._factory
+    protocol = _newclient.HTTP11ClientProtocol
+    missing = [name for name in PROTOCOL_INTERNALS if not hasattr(protocol, name)]
+    if missing or None in HEAD_STATES:
+        raise ScrapyInternalsError(
+            f"Twisted's HTTP11ClientProtocol has no {', '.join(missing) or 'STATUS, HEADER'}, "
+            "which tianwang uses to bound a response's head; install the Twisted version "
+            "pyproject.toml pins"
+        )
+    pool._factory = old._factory if bounded_factory is None else bounded_factory(old._factory)
     handler._pool = pool
+
+
+def in_head(protocol: Any) -> bool:
+    """Whether an HTTP/1.1 client protocol is reading a response's status line or headers."""
+    parser = protocol._parser
+    return parser is not None and parser.state in HEAD_STATES
+
+
+def give_up(protocol: Any, error: Exception) -> None:
+    """Close the protocol's connection; its response in flight fails with `error`."""
+    protocol._giveUp(Failure(error))

@@ -151,6 +151,11 @@ class TLSCheckDownloadHandler(HTTPDownloadHandler):
             self.policy = CheckingPolicy(config.ca_file)
             set_tls_policy(self, self.policy)
 
+    @classmethod
+    def check_settings(cls, settings: Any) -> None:
+        super().check_settings(settings)
+        TLSCheckConfig.from_settings(settings)
+
     async def download_request(self, request: Any) -> Any:
         response = await super().download_request(request)
         if self.policy is not None and request.url.startswith("https:"):

@@ -4,8 +4,8 @@ A page is fetched whatever its host's certificate; its response then carries a f
 `tls:<reason>` (expired, not_yet_valid, self_signed, wrong_name, unknown_ca, invalid) for
 each problem. This middleware counts each (host, reason) once in `tianwang/tls/<reason>`
 (hosts, not pages) and `tianwang/tls/responses` the responses fetched despite one, and logs a
-host's problem once. It also checks TIANWANG_CA_FILE and TIANWANG_TLS_CHECK at start: the
-handler is built only at the first request, where a bad setting could not stop the crawl.
+host's problem once. The handler's settings (TIANWANG_CA_FILE, TIANWANG_TLS_CHECK) are
+checked as the crawl starts by tianwang.extensions.handlercheck.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from scrapy import Request
 from scrapy.http import Response
 
-from tianwang.tlshandler import FLAG, MAX_HOSTS, TLSCheckConfig
+from tianwang.tlshandler import FLAG, MAX_HOSTS
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +29,6 @@ class TLSCheckMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> TLSCheckMiddleware:
-        TLSCheckConfig.from_settings(crawler.settings)  # SettingError stops the crawl here
         return cls(crawler.stats)
 
     def process_response(self, request: Request, response: Response) -> Response:
