@@ -110,6 +110,86 @@ def test_a_slow_server_costs_one_timeout(tmp_path: Path) -> None:
     assert "Traceback" not in stderr and "ERROR" not in stderr
 
 
+
+class TarpitServer:
+    """Takes every connection, reads the request and never answers; counts the requests."""
+
+    def __init__(self) -> None:
+        self.requests, self._held = 0, []
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.address = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self._held.append(conn)
+            threading.Thread(target=self._read, args=(conn,), daemon=True).start()
+
+    def _read(self, conn: socket.socket) -> None:
+        try:
+            while chunk := conn.recv(65536):
+                self.requests += chunk.count(b"HTTP/1.1\r\n")
+        except OSError:
+            return
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self._held:
+            conn.close()
+
+
+@pytest.mark.parametrize("max_timeouts", [3, 0])
+def test_a_host_that_never_answers_is_given_up_after_its_timeouts_in_a_row(
+    tmp_path: Path, max_timeouts: int
+) -> None:
+    """Two hosts whose server takes the connection and never answers, 6 urls each: with
+    TIANWANG_MAX_HOST_TIMEOUTS 3 each host is asked 3 times (4 when its next request had
+    passed the middleware and waited in the downloader while the third timed out), its other
+    urls fail at once, counted and logged once; with 0 (the ablation) every url waits out
+    its timeout."""
+    hosts = ["www.tarpit1.com", "www.tarpit2.com"]
+    seeds = [f"http://{host}/p{k}.html" for host in hosts for k in range(6)]
+    server = TarpitServer()
+    try:
+        stderr, stats, _ = crawl(tmp_path, seeds, server.address, ROBOTSTXT_OBEY="False",
+                                 DOWNLOAD_TIMEOUT="1", CONCURRENT_REQUESTS_PER_DOMAIN="1",
+                                 TIANWANG_MAX_HOST_TIMEOUTS=str(max_timeouts))
+    finally:
+        server.close()
+    asked = server.requests
+    if max_timeouts:
+        assert 3 * len(hosts) <= asked <= 4 * len(hosts)
+        assert stats["tianwang/hosts/timed_out"] == len(hosts)
+    else:
+        assert asked == len(seeds)
+    assert stats["tianwang/error/timeout"] == asked
+    assert stats.get("tianwang/error/timeout_host", 0) == len(seeds) - asked
+    lines = [line for line in stderr.splitlines() if "timeout_host: " in line]
+    assert len(lines) == (len(hosts) if max_timeouts else 0)
+    assert "Traceback" not in stderr
+
+
+def test_an_answer_between_timeouts_starts_a_hosts_count_again() -> None:
+    from scrapy.http import Response
+
+    mw = FailureMiddleware.from_crawler(project_crawler(TIANWANG_MAX_HOST_TIMEOUTS=2))
+    request = Request("http://a.com/")
+    for _ in range(3):  # timeout, answer, timeout, answer...: never two in a row
+        with pytest.raises(IgnoreRequest):
+            mw.process_exception(request, DownloadTimeoutError("slow"))
+        mw.process_response(request, Response(request.url, status=500, request=request))
+    assert mw.process_request(Request("http://a.com/next")) is None
+    for _ in range(2):
+        with pytest.raises(IgnoreRequest):
+            mw.process_exception(request, DownloadTimeoutError("slow"))
+    with pytest.raises(IgnoreRequest, match="timeout_host"):
+        mw.process_request(Request("http://a.com/next"))
+    assert mw.process_request(Request("http://b.com/")) is None  # another host goes on
+
 # -- answers Twisted cannot read, from the raw hostile web (tests/hostile_web.py) -----------
 
 

@@ -444,6 +444,10 @@ TIANWANG_DNS_MIN_TTL = 3600
 # Seconds a name that did not resolve (no such name, no address, no answer) stays unresolved.
 TIANWANG_DNS_FAILURE_TTL = 300
 
+# Timeouts in a row (no answer between) after which a host is given up: its later requests
+# fail at once as tianwang/error/timeout_host (tianwang/middlewares/failures.py). 0 = never.
+TIANWANG_MAX_HOST_TIMEOUTS = 3
+
 # Kept-alive connections left idle at most, over all hosts (tianwang/connections.py); past it
 # the one idle longest is closed. 0 = none kept (Connection: close).
 TIANWANG_IDLE_CONNECTIONS = 256

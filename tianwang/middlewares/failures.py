@@ -10,6 +10,14 @@ A host that failed to connect (refused, dns, connect) once is not retried for it
 urls: a retry of a dead host costs the same again. Timeouts are not retried at all (the
 project's RETRY_EXCEPTIONS leaves them out): a slow server is as slow the second time.
 
+A host whose downloads time out TIANWANG_MAX_HOST_TIMEOUTS times in a row, no answer between,
+is given up: its later requests fail here at once, counted as `timeout_host`, as BUbiNG
+purges a host after its socket timeouts. Without it a server that takes connections and
+never answers (a tarpit, or a host overloaded for good) holds one of the crawl's
+connections for DOWNLOAD_TIMEOUT (180 s) per url, one url after another: days for a host of
+a thousand pages, and a handful of such hosts hold most of the crawl's connections. Any
+answer of the host, whatever its status, starts its count again.
+
 An answer Twisted's HTTP parser cannot read is `bad_response`, not `connect`: Scrapy wraps
 every ResponseFailed in one DownloadFailedError, so the reason is read from what it wraps
 (its __cause__): two different Content-Lengths (ValueError), a status line that is not one
@@ -37,6 +45,7 @@ from scrapy.exceptions import (
 from twisted.internet.error import ConnectError, ConnectionDone, ConnectionLost
 from twisted.web.client import ResponseFailed, ResponseNeverReceived
 
+from tianwang.config import get_int
 from tianwang.urls import url_host
 
 logger = logging.getLogger(__name__)
@@ -94,18 +103,34 @@ class OncePerHost:
 
 
 class FailureMiddleware:
-    def __init__(self, stats: Any) -> None:
+    def __init__(self, stats: Any, max_timeouts: int = 0) -> None:
         self.stats = stats
         self.once = OncePerHost(logger)
         self.dead_hosts: set[str] = set()
+        self.max_timeouts = max_timeouts  # in a row, before a host is given up; 0: never
+        self.timeouts: dict[str, int] = {}  # host -> timeouts since its last answer
+        self.given_up: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> FailureMiddleware:
-        return cls(crawler.stats)
+        return cls(crawler.stats, get_int(crawler.settings, "TIANWANG_MAX_HOST_TIMEOUTS", 0))
 
     def process_request(self, request: Request, spider: Any = None) -> None:
-        if self.dead_hosts and _host(request) in self.dead_hosts:
+        if not (self.dead_hosts or self.given_up):
+            return
+        host = _host(request)
+        if host in self.given_up:
+            self.stats.inc_value("tianwang/error/timeout_host")
+            self.once(request, "timeout_host",
+                      f"given up after {self.max_timeouts} timeouts in a row")
+            raise DownloadFailed("timeout_host")
+        if host in self.dead_hosts:
             request.meta["dont_retry"] = True
+
+    def process_response(self, request: Request, response: Any, spider: Any = None) -> Any:
+        if self.timeouts:
+            self.timeouts.pop(_host(request), None)
+        return response
 
     def process_exception(self, request: Request, exception: Exception,
                           spider: Any = None) -> None:
@@ -114,9 +139,21 @@ class FailureMiddleware:
             return
         if reason in DEAD:
             self.dead_hosts.add(_host(request))
+        elif reason == "timeout" and self.max_timeouts:
+            self._timed_out(_host(request))
         self.stats.inc_value(f"tianwang/error/{reason}")
         self.once(request, reason, f"{type(exception).__name__}: {exception}"[:200])
         raise DownloadFailed(reason)
+
+
+    def _timed_out(self, host: str) -> None:
+        count = self.timeouts.get(host, 0) + 1
+        if count < self.max_timeouts:
+            self.timeouts[host] = count
+            return
+        self.timeouts.pop(host, None)
+        self.given_up.add(host)
+        self.stats.inc_value("tianwang/hosts/timed_out")  # hosts, not pages: apart from error/
 
 
 class DownloadFailed(IgnoreRequest):
