@@ -226,10 +226,26 @@ def endless_interim() -> Iterator[bytes]:
         yield b"HTTP/1.1 100 Continue\r\n\r\n" * 2048
 
 
+def chunked(piece: int, count: int) -> Callable[[], Iterator[bytes]]:
+    """A body in `count` chunks of `piece` bytes each (chunked transfer coding), then its end."""
+    frame = b"%x\r\n" % piece + b"c" * piece + b"\r\n"
+
+    def stream() -> Iterator[bytes]:
+        for start in range(0, count, 1024):
+            yield frame * min(1024, count - start)
+        yield b"0\r\n\r\n"
+    return stream
+
+
 ENDLESS_HEAD_HOST, ENDLESS_INTERIM_HOST = "www.endless-head.com", "www.endless-continue.com"
+TINY_CHUNKS_HOST, SMALL_CHUNKS_HOST = "www.tiny-chunks.com", "www.small-chunks.com"
+TINY_CHUNKS = 300 * 1024  # 1-byte chunks: 300 KB of body, each byte its own piece
+SMALL_CHUNKS = 20 * 1024  # 50-byte chunks: a 1 MB page as a streaming server may send it
+CHUNKED_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
 # host -> what its answer streams after its head (made afresh for each request)
-ENDLESS: dict[str, Callable[[], Iterator[bytes]]] = {ENDLESS_HEAD_HOST: endless_head,
-                                                      ENDLESS_INTERIM_HOST: endless_interim}
+STREAMS: dict[str, Callable[[], Iterator[bytes]]] = {
+    ENDLESS_HEAD_HOST: endless_head, ENDLESS_INTERIM_HOST: endless_interim,
+    TINY_CHUNKS_HOST: chunked(1, TINY_CHUNKS), SMALL_CHUNKS_HOST: chunked(50, SMALL_CHUNKS)}
 
 # host -> (its answer to "/", what a correct crawl makes of it). The outcomes are this web's
 # reading of each (the truth): `error/<kind>` a failure, `filter/<kind>` a refusal, `stored`.
@@ -255,6 +271,9 @@ FAULTS: dict[str, tuple[Answer, str]] = {
     ENDLESS_HEAD_HOST: (Answer(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"),
                         "error/bad_response"),
     ENDLESS_INTERIM_HOST: (Answer(b""), "error/bad_response"),
+    # A body in 300 KB one-byte chunks: cut off; a 1 MB one in 50-byte chunks: stored.
+    TINY_CHUNKS_HOST: (Answer(CHUNKED_HEAD), "filter/tiny_chunks"),
+    SMALL_CHUNKS_HOST: (Answer(CHUNKED_HEAD), "stored"),
     # A head of 160 KB that ends: read, the page stored.
     "www.big-head.com": (_faulty("www.big-head.com", *[HEAD_LINE[:-2]] * BIG_HEAD_LINES),
                          "stored"),
@@ -274,7 +293,7 @@ def protocol_site(host: str, path: str) -> Answer:
         return answer(200, page(PROTOCOL_HOME, [f"http://{h}/" for h in FAULTS]))
     if host in FAULTS and path == "/":
         fault = FAULTS[host][0]
-        chunks = ENDLESS[host]() if host in ENDLESS else None
+        chunks = STREAMS[host]() if host in STREAMS else None
         return Answer(fault.head, fault.body, chunks, fault.status)
     return NOT_FOUND
 

@@ -254,7 +254,7 @@ def test_a_head_without_end_is_read_no_further_than_its_bound(hostile_web_crawl)
     What the server got to send before the connection closed is that and the sockets'
     buffers, not the gigabytes a download of DOWNLOAD_TIMEOUT (180 s) would take in. A head
     of 160 KB that ends is read, and its page stored whole."""
-    for host in hostile_web.ENDLESS:
+    for host in (hostile_web.ENDLESS_HEAD_HOST, hostile_web.ENDLESS_INTERIM_HOST):
         answers = [line for line in hostile_web_crawl.log if line["url"] == f"http://{host}/"]
         assert len(answers) == 3, host  # retried as any bad_response
         assert all(not line["complete"] for line in answers), host
@@ -263,3 +263,18 @@ def test_a_head_without_end_is_read_no_further_than_its_bound(hostile_web_crawl)
     head, body = stored.split(b"\r\n\r\n", 1)
     assert head.count(b"\r\nX-Pad: ") == hostile_web.BIG_HEAD_LINES
     assert body == hostile_web.fault_body("www.big-head.com")
+
+
+def test_a_body_in_tiny_chunks_is_cut_off_and_one_in_small_chunks_stored(
+    hostile_web_crawl,
+) -> None:
+    """Each chunk of a chunked body costs the crawl a Scrapy signal (some 30 us): a body of
+    300 KB sent in 1-byte chunks is cut off at 65,536 pieces, having cost the server under
+    a megabyte; a 1 MB page in 50-byte chunks, as a streaming server may send it, is stored
+    whole."""
+    served = [line for line in hostile_web_crawl.log
+              if line["url"] == f"http://{hostile_web.TINY_CHUNKS_HOST}/"]
+    assert len(served) == 1 and not served[0]["complete"]
+    assert served[0]["sent"] < 6 * hostile_web.TINY_CHUNKS  # 6 bytes a chunk: not all sent
+    stored = hostile_web_crawl.stored[f"http://{hostile_web.SMALL_CHUNKS_HOST}/"]
+    assert stored.split(b"\r\n\r\n", 1)[1] == b"c" * 50 * hostile_web.SMALL_CHUNKS

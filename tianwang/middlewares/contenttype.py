@@ -11,11 +11,18 @@ the first binary window. A body over TIANWANG_MAX_PAGE_BYTES is cut off. A compr
 is judged once decoded, by BoundedDecompressionMiddleware. A 204 or 205 (no content) is no
 page either.
 
+A body without a Content-Length (chunked) that comes in more than MAX_PIECES pieces is cut
+off too. Scrapy sends bytes_received for every piece the HTTP parser hands it, one per
+chunk, at some 30 us each: a server sending 1-byte chunks made 2.6 MB of body cost 78 s of
+the crawl's CPU (10 MiB would cost five minutes, every download of the crawl slowed by it).
+At 65,536 pieces a page costs about 2 s at most; a page of 10 MiB still passes in chunks
+averaging 160 bytes.
+
 Either way the request ends in IgnoreRequest: no spider callback, pipeline or store ever sees
 a partial body. Counted as tianwang/filter/content_type (untyped binary too),
-tianwang/filter/not_text (declared text, binary), tianwang/filter/too_big and
-tianwang/filter/no_content, with the bytes not fetched (when the Content-Length told them)
-in tianwang/filter/<reason>_bytes.
+tianwang/filter/not_text (declared text, binary), tianwang/filter/too_big,
+tianwang/filter/tiny_chunks and tianwang/filter/no_content, with the bytes not fetched
+(when the Content-Length told them) in tianwang/filter/<reason>_bytes.
 
 A request marked meta.KEEP_FIRST (robots.txt: RFC 9309 parses the first 500 KiB) is the one
 exception: its body is read up to that many bytes and then stopped, the part read kept as
@@ -40,11 +47,13 @@ from tianwang.config import SettingError, get_int, get_media_types
 logger = logging.getLogger(__name__)
 
 # meta: [bytes received, first chunk still to sniff, expected length, declared a type,
-# bytes of the open window, binary bytes in it, judge the windows]. A list, not an object:
-# a retried request goes back to the frontier, whose log writes meta with marshal.
+# bytes of the open window, binary bytes in it, judge the windows, pieces received]. A
+# list, not an object: a retried request goes back to the frontier, whose log writes meta
+# with marshal.
 _BODY = "_tianwang_body"
 NO_CONTENT = frozenset({204, 205})
 _STOPPED = "_tianwang_stopped"  # meta: why this middleware stopped the download
+MAX_PIECES = 65_536  # bytes_received calls a page's body may take (its CPU: above)
 
 # File signatures of the binary formats most often served without a type (WHATWG MIME
 # sniffing and the formats of seed 004's non-text share). Text never starts with these.
@@ -158,7 +167,7 @@ class ContentTypeMiddleware:
         meta.pop(_STOPPED, None)
         length = body_length if isinstance(body_length, int) else None  # else UNKNOWN_LENGTH
         if meta.get(tw_meta.KEEP_FIRST):  # its first bytes kept, whatever its size or type
-            meta[_BODY] = [0, False, length, False, 0, 0, False]
+            meta[_BODY] = [0, False, length, False, 0, 0, False, 0]
             return
         sniff = typed = False
         if b"Location" not in headers and not is_robots(request):  # both read on headers
@@ -173,7 +182,7 @@ class ContentTypeMiddleware:
         if self.max_bytes and length is not None and length > self.max_bytes:
             self._stop(request, "too_big", length)  # an untyped one too: no byte is worth it
         if sniff or (self.max_bytes and length is None):
-            meta[_BODY] = [0, sniff, length, typed, 0, 0, sniff]
+            meta[_BODY] = [0, sniff, length, typed, 0, 0, sniff, 0]
 
     def bytes_received(self, data: bytes, request: Request) -> None:
         state = request.meta.get(_BODY)
@@ -196,6 +205,9 @@ class ContentTypeMiddleware:
             self._judge(request, state, data[max(0, SNIFFED - start):])
         if self.max_bytes and state[0] > self.max_bytes:
             self._stop(request, "too_big", None)
+        state[7] += 1
+        if state[7] > MAX_PIECES:
+            self._stop(request, "tiny_chunks", None)
 
     def _judge(self, request: Request, state: list, data: bytes) -> None:
         """Feed the body past its first bytes to the windows; stop at a binary one."""
