@@ -102,6 +102,15 @@ def robots_sized(host: str, size: int, chunked: bool = False) -> Answer:
     return Answer(b"\r\n".join(head) + b"\r\n\r\n", chunks=body)
 
 
+def robots_tiny_chunks(host: str, size: int) -> Answer:
+    """A robots.txt of `size` bytes sent chunked, each byte its own chunk."""
+    head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")
+    frames = (b"".join(b"1\r\n%c\r\n" % byte for byte in block)
+              for block in big_robots(host, size))
+    return Answer(head, chunks=_then(frames, b"0\r\n\r\n"))
+
+
 def _then(chunks: Iterator[bytes], last: bytes) -> Iterator[bytes]:
     yield from chunks
     yield last
@@ -151,6 +160,7 @@ ROBOTS_HOSTS = {
     "www.robots-11mb.com": lambda h: robots_sized(h, 11 * MIB),
     "www.robots-50mb.com": lambda h: robots_sized(h, 50 * MIB),
     "www.robots-chunked.com": lambda h: robots_sized(h, 11 * MIB, chunked=True),
+    "www.robots-tinychunks.com": lambda h: robots_tiny_chunks(h, MIB),
     "www.robots-gzip.com": lambda h: robots_gzip(h, 24 * MIB),  # 12 MB once compressed
     "www.robots-gzipbomb.com": robots_bomb,
     "www.robots-bom.com": lambda h: robots_text(b"\xef\xbb\xbf" + ROBOTS_TEXT.encode()),

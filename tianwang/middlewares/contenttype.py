@@ -16,7 +16,8 @@ off too. Scrapy sends bytes_received for every piece the HTTP parser hands it, o
 chunk, at some 30 us each: a server sending 1-byte chunks made 2.6 MB of body cost 78 s of
 the crawl's CPU (10 MiB would cost five minutes, every download of the crawl slowed by it).
 At 65,536 pieces a page costs about 2 s at most; a page of 10 MiB still passes in chunks
-averaging 160 bytes.
+averaging 160 bytes. A robots.txt (meta.KEEP_FIRST) is read to that many pieces, as to its
+first bytes: its start, cut, is the response.
 
 Either way the request ends in IgnoreRequest: no spider callback, pipeline or store ever sees
 a partial body. Counted as tianwang/filter/content_type (untyped binary too),
@@ -191,9 +192,11 @@ class ContentTypeMiddleware:
         keep = request.meta.get(tw_meta.KEEP_FIRST)
         start = state[0]
         state[0] += len(data)
+        state[7] += 1
         if keep:
-            if state[0] >= keep:
-                raise StopDownload(fail=False)  # the response: what was read so far
+            # The response: what was read so far, flagged download_stopped (a cut file).
+            if state[0] >= keep or state[7] > MAX_PIECES:
+                raise StopDownload(fail=False)
             return
         if state[1]:
             state[1] = False
@@ -205,7 +208,6 @@ class ContentTypeMiddleware:
             self._judge(request, state, data[max(0, SNIFFED - start):])
         if self.max_bytes and state[0] > self.max_bytes:
             self._stop(request, "too_big", None)
-        state[7] += 1
         if state[7] > MAX_PIECES:
             self._stop(request, "tiny_chunks", None)
 
