@@ -278,3 +278,22 @@ def test_a_body_in_tiny_chunks_is_cut_off_and_one_in_small_chunks_stored(
     assert served[0]["sent"] < 6 * hostile_web.TINY_CHUNKS  # 6 bytes a chunk: not all sent
     stored = hostile_web_crawl.stored[f"http://{hostile_web.SMALL_CHUNKS_HOST}/"]
     assert stored.split(b"\r\n\r\n", 1)[1] == b"c" * 50 * hostile_web.SMALL_CHUNKS
+
+
+def test_what_is_remembered_per_failing_host_is_bounded() -> None:
+    """A crawl meets millions of dead hosts in a month: the middleware keeps the newest
+    HOSTS_NOTED of them (and of its logged-once lines), a forgotten one merely tried again."""
+    from scrapy.exceptions import DownloadConnectionRefusedError
+
+    from tianwang.recent import HOSTS_NOTED
+
+    mw = FailureMiddleware.from_crawler(project_crawler())
+    for k in range(HOSTS_NOTED + 5_000):
+        with pytest.raises(IgnoreRequest):
+            mw.process_exception(Request(f"http://www.h{k}.com/"),
+                                 DownloadConnectionRefusedError("refused"))
+    assert len(mw.dead_hosts) == len(mw.once.seen) == HOSTS_NOTED
+    first, last = Request("http://www.h0.com/a"), Request(f"http://www.h{HOSTS_NOTED}.com/a")
+    mw.process_request(first)
+    mw.process_request(last)
+    assert "dont_retry" not in first.meta and last.meta["dont_retry"]

@@ -46,6 +46,7 @@ from tianwang.middlewares.contenttype import (
     media_type,
 )
 from tianwang.middlewares.failures import DownloadFailed
+from tianwang.recent import RecentSet
 from tianwang.urls import url_host
 
 logger = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ class BoundedDecompressionMiddleware(HttpCompressionMiddleware):
         middleware.max_bytes = get_int(crawler.settings, "TIANWANG_MAX_PAGE_BYTES", minimum=0)
         types = get_media_types(crawler.settings, "TIANWANG_STORE_TYPES")
         middleware.text_types = frozenset(t for t in types if t.startswith("text/"))
-        middleware._logged: set[tuple[str, str]] = set()
+        middleware._logged = RecentSet()  # (host, reason), the newest
         return middleware
 
     def process_response(

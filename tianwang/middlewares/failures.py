@@ -46,6 +46,7 @@ from twisted.internet.error import ConnectError, ConnectionDone, ConnectionLost
 from twisted.web.client import ResponseFailed, ResponseNeverReceived
 
 from tianwang.config import get_int
+from tianwang.recent import HOSTS_NOTED, RecentSet
 from tianwang.urls import url_host
 
 logger = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ class OncePerHost:
     """Logs a condition once per (host, reason): a repeated one is only counted."""
 
     def __init__(self, log: logging.Logger) -> None:
-        self.log, self.seen = log, set()
+        self.log, self.seen = log, RecentSet()
 
     def __call__(self, request: Request, reason: str, detail: str) -> None:
         try:
@@ -106,10 +107,12 @@ class FailureMiddleware:
     def __init__(self, stats: Any, max_timeouts: int = 0) -> None:
         self.stats = stats
         self.once = OncePerHost(logger)
-        self.dead_hosts: set[str] = set()
+        # Hosts remembered in passing, the newest HOSTS_NOTED of each (tianwang/recent.py):
+        # a forgotten one is tried again, a cost bounded by what made it dead.
+        self.dead_hosts = RecentSet()
         self.max_timeouts = max_timeouts  # in a row, before a host is given up; 0: never
         self.timeouts: dict[str, int] = {}  # host -> timeouts since its last answer
-        self.given_up: set[str] = set()
+        self.given_up = RecentSet()
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> FailureMiddleware:
@@ -147,11 +150,12 @@ class FailureMiddleware:
 
 
     def _timed_out(self, host: str) -> None:
-        count = self.timeouts.get(host, 0) + 1
+        count = self.timeouts.pop(host, 0) + 1  # re-inserted newest: the oldest go first
         if count < self.max_timeouts:
             self.timeouts[host] = count
+            if len(self.timeouts) > HOSTS_NOTED:
+                del self.timeouts[next(iter(self.timeouts))]
             return
-        self.timeouts.pop(host, None)
         self.given_up.add(host)
         self.stats.inc_value("tianwang/hosts/timed_out")  # hosts, not pages: apart from error/
 

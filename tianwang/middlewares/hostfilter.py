@@ -40,6 +40,7 @@ from tianwang.hosts import (
     is_public,
     parse_url_host,
 )
+from tianwang.recent import RecentSet
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ class HostFilterMiddleware:
         self.proxy = proxy  # TIANWANG_PROXY: ProxyMiddleware puts it on every request
         self.env_proxies = env_proxies or {}  # http_proxy etc., as HttpProxyMiddleware
         self.reactor = reactor
-        self._logged: set[tuple[str, str]] = set()
+        self._logged = RecentSet()  # (host, reason): a spam family names millions
         self.signals: Any = None  # from_crawler's: refusals are told by signal
 
     @classmethod

@@ -20,6 +20,7 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import IgnoreRequest
 
 from tianwang import meta, signals
+from tianwang.recent import RecentSet
 from tianwang.share import Share
 from tianwang.urls import path_key
 
@@ -30,7 +31,7 @@ class PartitionMiddleware:
     def __init__(self, stats: Any) -> None:
         self.stats = stats
         self.share: Share | None = None
-        self._logged: set[str] = set()  # key paths whose first refusal was logged
+        self._logged = RecentSet()  # key paths whose first refusal was logged, the newest
         self.signals: Any = None
 
     @classmethod
