@@ -1,6 +1,6 @@
-"""Every private Scrapy attribute tianwang relies on, in one place, checked at start.
+"""Every private Scrapy and Twisted attribute tianwang relies on, in one place, checked at start.
 
-Scrapy 2.19 has no public hook for two things the frontier needs:
+Scrapy 2.19 has no public hook for these things the crawl needs:
 - when the engine has finished with a request (its response parsed by the spider, the items
   through the pipelines, the new requests scheduled): no signal fires then (item_scraped is
   per item, request_left_downloader and response_received fire before the spider has
@@ -113,9 +113,9 @@ PROTOCOL_INTERNALS = ("_parser", "_giveUp", "request", "dataReceived")
 HEAD_STATES = frozenset({getattr(_newclient, "STATUS", None), getattr(_newclient, "HEADER", None)})
 
 
-def set_connection_pool(handler: Any, pool: Any, bounded_factory: Any = None) -> None:
+def set_connection_pool(handler: Any, pool: Any, wrap_factory: Any = None) -> None:
     """Make `pool` (made before any download) the connection pool of an HTTP/1.1 download
-    handler, with the handler's own client factory, or `bounded_factory(that factory)`."""
+    handler, with the handler's own client factory, or `wrap_factory(that factory)`."""
     old = getattr(handler, "_pool", None)
     if old is None or not hasattr(old, "_factory"):
         raise ScrapyInternalsError(
@@ -137,7 +137,7 @@ def set_connection_pool(handler: Any, pool: Any, bounded_factory: Any = None) ->
             "which tianwang uses to bound a response's head; install the Twisted version "
             "pyproject.toml pins"
         )
-    pool._factory = old._factory if bounded_factory is None else bounded_factory(old._factory)
+    pool._factory = old._factory if wrap_factory is None else wrap_factory(old._factory)
     handler._pool = pool
 
 

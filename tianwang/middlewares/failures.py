@@ -148,7 +148,6 @@ class FailureMiddleware:
         self.once(request, reason, f"{type(exception).__name__}: {exception}"[:200])
         raise DownloadFailed(reason)
 
-
     def _timed_out(self, host: str) -> None:
         count = self.timeouts.pop(host, 0) + 1  # re-inserted newest: the oldest go first
         if count < self.max_timeouts:
