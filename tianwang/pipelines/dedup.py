@@ -41,6 +41,7 @@ from tianwang.formats.diskspace import WriteError, describe, failure
 from tianwang.formats.md5store import MD5Store
 from tianwang.formats.store import page_path
 from tianwang.items import PageItem
+from tianwang.recent import HOSTS_NOTED
 from tianwang.urls import url_host
 
 logger = logging.getLogger(__name__)
@@ -146,6 +147,8 @@ class MD5DedupPipeline:
         host = url_host(url)
         found = self._files.get(host)
         if found is None:
+            if len(self._files) >= HOSTS_NOTED:  # a cache, not a record: a month meets millions
+                self._files.clear()
             path = page_path(self.data_dir, host)
             found = self._files[host] = (path.relative_to(self.data_dir).as_posix(), path)
         return found
