@@ -2,10 +2,11 @@
 
 Scrapy builds a download handler at the first request of its scheme, and an error there is
 logged as a traceback while the crawl goes on without the handler: every url of the scheme
-then fails as NotSupported, and the crawl ends "FAILED" with status 0, never naming the
-setting. Extensions are built before the engine, so a bad setting of a handler stops the
-crawl here with one clear message. What is checked is each handler's own business (its
-`check_settings`, for the handlers that have one).
+then fails as NotSupported, and the crawl ends without naming the setting (status 1 when
+nothing was stored, 0 when the other scheme's pages were). Extensions are built before the
+engine, so a bad setting of a handler stops the crawl here with one clear message. What is
+checked is each handler's own business (its `check_settings`, for the handlers that have
+one).
 """
 
 from __future__ import annotations
