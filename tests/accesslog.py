@@ -24,3 +24,8 @@ def line_count(path: Path) -> int:
 def served_since(path: Path, start: int) -> list[dict]:
     """The requests served after the first `start` lines, in serving order."""
     return [json.loads(line) for line in complete_lines(path)[start:]]
+
+
+def urls_since(path: Path, start: int) -> list[str]:
+    """The urls served after the first `start` lines, in serving order."""
+    return [line["url"] for line in served_since(path, start)]

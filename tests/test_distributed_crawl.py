@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.accesslog import line_count, served_since
+from tests.accesslog import line_count, urls_since
 from tests.conftest import crawl_command
 from tests.fetchlog import fetch_log_settings, read_fetch_log, served_beyond_sent
 from tests.redis_cluster import RedisCluster
@@ -95,14 +95,6 @@ def fresh_redis(tmp_path: Path) -> Iterator[RedisServer]:
         server.stop()
 
 
-def access_lines(web: Web) -> int:
-    return line_count(web.access_log)
-
-
-def fetched_since(web: Web, start: int) -> list[str]:
-    return [line["url"] for line in served_since(web.access_log, start)]
-
-
 def job_client(url: str, extra: dict[str, str]):
     """A client of the job's keys, on a redis-server or on the cluster (as the nodes are)."""
     return connect(url, job_prefix(JOB) if extra.get("TIANWANG_REDIS_CLUSTER") else None)
@@ -153,7 +145,7 @@ def wait_all(procs: list, workdir: Path, timeout: float = 120) -> None:
 def wait_for_a_third(web: Web, start: int, node0: subprocess.Popen, workdir: Path) -> None:
     """Until a third of the expected pages were served: "midway" for a kill or a restart."""
     deadline = time.monotonic() + 60
-    while len(fetched_since(web, start)) < len(web.expected) // 3:
+    while len(urls_since(web.access_log, start)) < len(web.expected) // 3:
         assert time.monotonic() < deadline and node0.poll() is None, node_log(workdir, 0)
         time.sleep(0.05)
 
@@ -207,7 +199,7 @@ def assert_fetched_once(
     sent: Counter[str] = Counter()
     for i in range(NODES):
         sent.update(sent_by(workdir, i))
-    served = Counter(fetched_since(web, start))
+    served = Counter(urls_since(web.access_log, start))
     again = {url for url, n in sent.items() if n > 1 and not retried(web, url)}
     assert again <= allowed, sorted(again - allowed)[:10]
     assert set(served) == set(sent)
@@ -290,7 +282,7 @@ def test_three_nodes_on_three_shards_of_one_redis_server_store_what_one_crawl_st
 
 def crawl_and_check_three_nodes(web: Web, url: str, tmp_path: Path,
                                 extra: dict[str, str]) -> None:
-    start = access_lines(web)
+    start = line_count(web.access_log)
     procs = start_nodes(web, url, tmp_path, **extra)
     wait_all(procs, tmp_path)
     for i, proc in enumerate(procs):
@@ -303,7 +295,7 @@ def crawl_and_check_three_nodes(web: Web, url: str, tmp_path: Path,
     # Every host fetched by exactly one node (robots.txt included), and all three worked.
     owners = owners_of_hosts(tmp_path)
     assert {host for host, nodes in owners.items() if len(nodes) > 1} == set()
-    assert set(owners) == {host_of(url) for url in fetched_since(web, start)}
+    assert set(owners) == {host_of(url) for url in urls_since(web.access_log, start)}
     assert Counter(min(nodes) for nodes in owners.values()).keys() == set(range(NODES))
 
 
@@ -311,7 +303,7 @@ def crawl_with_node0_killed_midway(web: Web, url: str, tmp_path: Path, **extra: 
     """Three nodes, node0 SIGKILLed once a third of the pages are served; the other two end
     well, and between them every page is stored once (but the one node0 was storing at the
     kill). Fetched twice: only what node0 had sent when it died (its unfinished leases)."""
-    start = access_lines(web)
+    start = line_count(web.access_log)
     procs = start_nodes(web, url, tmp_path, DOWNLOAD_DELAY="0.1", **extra)
     wait_for_a_third(web, start, procs[0], tmp_path)
     wait_for_a_record(procs[0], tmp_path)
@@ -353,7 +345,7 @@ def test_queues_packed_past_a_small_window_and_a_node_killed_store_every_page_on
 def test_a_redis_restart_midway_loses_nothing(
     web: Web, fresh_redis: RedisServer, tmp_path: Path
 ) -> None:
-    start = access_lines(web)
+    start = line_count(web.access_log)
     procs = start_nodes(web, fresh_redis.url, tmp_path, DOWNLOAD_DELAY="0.1")
     wait_for_a_third(web, start, procs[0], tmp_path)
     fresh_redis.restart()
@@ -383,7 +375,7 @@ def test_a_redis_away_past_the_clients_retries_then_back_loses_nothing(
     then started again: the nodes went on with what they held (fetched pages wait for their
     MD5 claims) and go on once it answers. The lease outlasts the outage, so no node is taken
     for dead: the same pages, each stored once and fetched once."""
-    start = access_lines(web)
+    start = line_count(web.access_log)
     procs = start_nodes(web, fresh_redis.url, tmp_path, DOWNLOAD_DELAY="0.1",
                         TIANWANG_LEASE_SECONDS="90", ITEM_PIPELINES=WITH_REDIS_DEDUP)
     wait_for_a_third(web, start, procs[0], tmp_path)
@@ -405,7 +397,7 @@ def test_nodes_whose_redis_is_gone_for_good_stop_after_the_bound_saying_so(
     TIANWANG_REDIS_OUTAGE_SECONDS, with status 1 and a line saying why, no traceback, and
     says what it leaves for the lease to give back. It stops at the bound, not once a poll
     or an MD5 claim has waited out the client's retries again (about 30 s)."""
-    start = access_lines(web)
+    start = line_count(web.access_log)
     procs = start_nodes(web, fresh_redis.url, tmp_path, DOWNLOAD_DELAY="0.1",
                         TIANWANG_REDIS_OUTAGE_SECONDS="3", ITEM_PIPELINES=WITH_REDIS_DEDUP)
     wait_for_a_third(web, start, procs[0], tmp_path)
@@ -440,7 +432,7 @@ def test_a_cluster_master_killed_midway_is_replaced_and_nothing_is_lost_or_store
     reply was used (WAIT), so the promoted replica lacks at most a sync whose reply never
     came, which the node retries. The leases outlast the failover (about 3 s here), so no
     node is taken for dead."""
-    start = access_lines(web)
+    start = line_count(web.access_log)
     procs = start_nodes(web, redis_cluster.url, tmp_path, DOWNLOAD_DELAY="0.1",
                         TIANWANG_LEASE_SECONDS="10", **ON_CLUSTER)
     wait_for_a_third(web, start, procs[0], tmp_path)
@@ -466,7 +458,7 @@ def test_with_a_quorum_the_seeding_node_waits_for_the_others_and_no_host_moves(
     """The seeding node first, alone: with TIANWANG_REDIS_QUORUM=3 it fetches nothing until
     the other two have joined, so no bucket moves mid-crawl and no robots.txt is fetched by
     two nodes (without the quorum, each host the first node began keeps its robots.txt)."""
-    start = access_lines(web)
+    start = line_count(web.access_log)
     seeds = write_seeds(tmp_path / "seeds.txt", web.homes)
     procs = []
     for i in (2, 0, 1):  # the seeding node first
@@ -482,7 +474,7 @@ def test_with_a_quorum_the_seeding_node_waits_for_the_others_and_no_host_moves(
         if i == 2:
             time.sleep(4)  # started, seeded, and waiting
             assert procs[0].poll() is None, node_log(tmp_path, 2)[-3000:]
-            assert fetched_since(web, start) == []
+            assert urls_since(web.access_log, start) == []
     wait_all(procs, tmp_path)
     for i in range(NODES):
         assert procs[[2, 0, 1].index(i)].returncode == 0, node_log(tmp_path, i)[-3000:]

@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from tests import test_distributed_crawl as crawl
-from tests.accesslog import served_since
+from tests.accesslog import line_count, served_since
 from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 from tests.test_distributed_crawl import (
@@ -24,7 +24,6 @@ from tests.test_distributed_crawl import (
     ON_CLUSTER,
     WITH_REDIS_DEDUP,
     Web,
-    access_lines,
     assert_every_page_once,
     node_log,
     start_nodes,
@@ -90,7 +89,7 @@ def test_redis_at_maxmemory_midway_pauses_the_nodes_and_the_crawl_ends_whole(
     send and wait; once memory is there again, nothing is missing."""
     server = request.getfixturevalue("fresh_redis" if backend == "server" else "redis_cluster")
     extra = {**PATIENT, **(ON_CLUSTER if backend == "cluster" else {})}
-    start = access_lines(web)
+    start = line_count(web.access_log)
     procs = start_nodes(web, server.url, tmp_path, **extra)
     wait_for_a_third(web, start, procs[0], tmp_path)
     fill(server)
@@ -108,7 +107,7 @@ def test_redis_at_maxmemory_midway_pauses_the_nodes_and_the_crawl_ends_whole(
 def test_redis_full_for_good_stops_each_node_with_one_line_and_status_1(
     web: Web, fresh_redis: RedisServer, tmp_path: Path
 ) -> None:
-    start = access_lines(web)
+    start = line_count(web.access_log)
     procs = start_nodes(web, fresh_redis.url, tmp_path,
                         **{**PATIENT, "TIANWANG_REDIS_OUTAGE_SECONDS": "3"})
     wait_for_a_third(web, start, procs[0], tmp_path)
@@ -130,7 +129,7 @@ def test_a_redis_stalled_10_s_pauses_the_frontiers_not_the_downloads(
     stall (a blocking client froze the node's reactor, and every download with it). Each node
     says, during the stall, that it waits, and that Redis is back."""
     web = slow_web
-    start = access_lines(web)
+    start = line_count(web.access_log)
     procs = start_nodes(web, fresh_redis.url, tmp_path,
                         **{**PATIENT, "ITEM_PIPELINES": '{"tianwang.pipelines.storage.'
                                                          'TianwangStoragePipeline": 800}'})
@@ -165,7 +164,7 @@ def test_a_script_failing_midway_is_retried_said_once_and_the_crawl_ends_whole(
     """The bucket table replaced by a string for two seconds: every script that reads it fails
     (WRONGTYPE, inside the script). The poll catches it, says it once, backs off, and goes on
     once the table is back; nothing is lost or fetched twice."""
-    start = access_lines(web)
+    start = line_count(web.access_log)
     procs = start_nodes(web, fresh_redis.url, tmp_path, **PATIENT)
     wait_for_a_third(web, start, procs[0], tmp_path)
     client = redis.Redis.from_url(fresh_redis.url)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.accesslog import line_count, served_since
+from tests.accesslog import line_count, urls_since
 from tests.conftest import TestWeb, crawl_command, scrapy_crawl, start_until_stored
 from tests.fetchlog import fetch_log_settings, read_fetch_log, served_beyond_sent
 from tests.redis_server import RedisServer, ensure_redis_server
@@ -44,14 +44,6 @@ def homepages(web: TestWeb) -> list[str]:
     return [url for url, page in web.truth.items() if page["kind"] == "home"]
 
 
-def served(web: TestWeb, start: int) -> list[str]:
-    return [line["url"] for line in served_since(web.access_log, start)]
-
-
-def access_lines(web: TestWeb) -> int:
-    return line_count(web.access_log)
-
-
 def hosts_by_process(data: Path) -> list[set[str]]:
     files = sorted((data / STATS_DIR).glob("*.json"))
     return [set(json.loads(path.read_text())[HOSTS]) for path in files]
@@ -62,12 +54,12 @@ def test_two_processes_store_each_page_once_each_host_in_one_process(
 ) -> None:
     seeds = homepages(mirror_web)
     data = tmp_path / "data"
-    start = access_lines(mirror_web)
+    start = line_count(mirror_web.access_log)
     settings = crawl_settings(mirror_web, data, **fetch_log_settings(tmp_path / "sent.txt"))
     result = scrapy_crawl("site", {"seeds": ",".join(seeds)}, settings, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     check_against_truth(data, mirror_web.truth, seeds)
-    fetched = served(mirror_web, start)
+    fetched = urls_since(mirror_web.access_log, start)
     # What both processes sent (one FetchLog); the server served just that (tests/fetchlog.py).
     sent = Counter(read_fetch_log(tmp_path / "sent.txt"))
     assert served_beyond_sent(fetched, sent.elements()) == {}
@@ -91,13 +83,13 @@ def test_a_bad_process_count_is_one_line_and_status_2(mirror_web: TestWeb, tmp_p
 
 def test_a_setting_the_processes_refuse_is_said_once(mirror_web: TestWeb, tmp_path: Path) -> None:
     settings = crawl_settings(mirror_web, tmp_path / "data", TIANWANG_BUCKETS="0")
-    start = access_lines(mirror_web)
+    start = line_count(mirror_web.access_log)
     result = scrapy_crawl("site", {"seeds": homepages(mirror_web)[0]}, settings, cwd=tmp_path)
     assert result.returncode == 2
     said = result.stderr.count("tianwang: error: setting TIANWANG_BUCKETS=")
     assert said == 1, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
-    assert served(mirror_web, start) == []
+    assert urls_since(mirror_web.access_log, start) == []
 
 
 def test_feed_export_with_processes_is_refused(mirror_web: TestWeb, tmp_path: Path) -> None:

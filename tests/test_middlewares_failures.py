@@ -64,11 +64,11 @@ def test_a_dead_server_is_one_line_per_host_not_a_traceback_per_url(tmp_path: Pa
     assert "Traceback" not in stderr and "ERROR" not in stderr
 
 
-class DripServer:
-    """Answers every request with headers, then one body byte every `every` seconds."""
+class RawServer:
+    """A socket on 127.0.0.1 whose every connection is handed to `answer` in a thread."""
 
-    def __init__(self, every: float) -> None:
-        self.every, self.connections = every, 0
+    def __init__(self) -> None:
+        self.connections, self._held = 0, []
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.address = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         threading.Thread(target=self._serve, daemon=True).start()
@@ -80,9 +80,26 @@ class DripServer:
             except OSError:
                 return
             self.connections += 1
-            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+            self._held.append(conn)
+            threading.Thread(target=self.answer, args=(conn,), daemon=True).start()
 
-    def _drip(self, conn: socket.socket) -> None:
+    def answer(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self._held:
+            conn.close()
+
+
+class DripServer(RawServer):
+    """Answers every request with headers, then one body byte every `every` seconds."""
+
+    def __init__(self, every: float) -> None:
+        self.every = every
+        super().__init__()
+
+    def answer(self, conn: socket.socket) -> None:
         with conn:
             conn.recv(65536)
             try:
@@ -93,9 +110,6 @@ class DripServer:
                     time.sleep(self.every)
             except OSError:
                 return
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def test_a_slow_server_costs_one_timeout(tmp_path: Path) -> None:
@@ -110,36 +124,20 @@ def test_a_slow_server_costs_one_timeout(tmp_path: Path) -> None:
     assert "Traceback" not in stderr and "ERROR" not in stderr
 
 
-
-class TarpitServer:
+class TarpitServer(RawServer):
     """Takes every connection, reads the request and never answers; counts the requests."""
 
     def __init__(self) -> None:
-        self.requests, self._held = 0, []
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.address = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.requests, self._count = 0, threading.Lock()
+        super().__init__()
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self._held.append(conn)
-            threading.Thread(target=self._read, args=(conn,), daemon=True).start()
-
-    def _read(self, conn: socket.socket) -> None:
+    def answer(self, conn: socket.socket) -> None:
         try:
             while chunk := conn.recv(65536):
-                self.requests += chunk.count(b"HTTP/1.1\r\n")
+                with self._count:  # the threads of several connections add to it
+                    self.requests += chunk.count(b"HTTP/1.1\r\n")
         except OSError:
             return
-
-    def close(self) -> None:
-        self.sock.close()
-        for conn in self._held:
-            conn.close()
 
 
 @pytest.mark.parametrize("max_timeouts", [3, 0])
