@@ -90,12 +90,19 @@ def big_robots(seed: str, size: int) -> Iterator[bytes]:
     yield from filler_lines(seed, size - len(ROBOTS_HEAD))
 
 
+LAST_CHUNK = b"0\r\n\r\n"
+
+
+def chunk(data: bytes) -> bytes:
+    """`data` as one chunk of the chunked transfer coding."""
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
 def robots_sized(host: str, size: int, chunked: bool = False) -> Answer:
     head = [b"HTTP/1.1 200 OK", b"Content-Type: text/plain", b"Connection: close"]
     if chunked:
         head.append(b"Transfer-Encoding: chunked")
-        chunks = (b"%x\r\n%s\r\n" % (len(c), c) for c in big_robots(host, size))
-        body = _then(chunks, b"0\r\n\r\n")
+        body = _then(map(chunk, big_robots(host, size)), LAST_CHUNK)
     else:
         head.append(b"Content-Length: %d" % size)
         body = big_robots(host, size)
@@ -106,9 +113,9 @@ def robots_tiny_chunks(host: str, size: int) -> Answer:
     """A robots.txt of `size` bytes sent chunked, each byte its own chunk."""
     head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n"
             b"Transfer-Encoding: chunked\r\n\r\n")
-    frames = (b"".join(b"1\r\n%c\r\n" % byte for byte in block)
+    frames = (b"".join(chunk(block[at:at + 1]) for at in range(len(block)))
               for block in big_robots(host, size))
-    return Answer(head, chunks=_then(frames, b"0\r\n\r\n"))
+    return Answer(head, chunks=_then(frames, LAST_CHUNK))
 
 
 def _then(chunks: Iterator[bytes], last: bytes) -> Iterator[bytes]:
@@ -236,14 +243,14 @@ def endless_interim() -> Iterator[bytes]:
         yield b"HTTP/1.1 100 Continue\r\n\r\n" * 2048
 
 
-def chunked(piece: int, count: int) -> Callable[[], Iterator[bytes]]:
+def chunked_body(piece: int, count: int) -> Callable[[], Iterator[bytes]]:
     """A body in `count` chunks of `piece` bytes each (chunked transfer coding), then its end."""
-    frame = b"%x\r\n" % piece + b"c" * piece + b"\r\n"
+    frame = chunk(b"c" * piece)
 
     def stream() -> Iterator[bytes]:
         for start in range(0, count, 1024):
             yield frame * min(1024, count - start)
-        yield b"0\r\n\r\n"
+        yield LAST_CHUNK
     return stream
 
 
@@ -255,7 +262,8 @@ CHUNKED_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding
 # host -> what its answer streams after its head (made afresh for each request)
 STREAMS: dict[str, Callable[[], Iterator[bytes]]] = {
     ENDLESS_HEAD_HOST: endless_head, ENDLESS_INTERIM_HOST: endless_interim,
-    TINY_CHUNKS_HOST: chunked(1, TINY_CHUNKS), SMALL_CHUNKS_HOST: chunked(50, SMALL_CHUNKS)}
+    TINY_CHUNKS_HOST: chunked_body(1, TINY_CHUNKS),
+    SMALL_CHUNKS_HOST: chunked_body(50, SMALL_CHUNKS)}
 
 # host -> (its answer to "/", what a correct crawl makes of it). The outcomes are this web's
 # reading of each (the truth): `error/<kind>` a failure, `filter/<kind>` a refusal, `stored`.
@@ -277,7 +285,7 @@ FAULTS: dict[str, tuple[Answer, str]] = {
     # A continuation line before any header: no header it could continue.
     "www.folded-first.com": (_faulty("www.folded-first.com", status=b"HTTP/1.1 200 OK\r\n"
                                      b"  folded: before any header"), "error/bad_response"),
-    # Heads without end: header lines, or 100 Continue answers (the streams of ENDLESS).
+    # Heads without end: header lines, or 100 Continue answers (their STREAMS).
     ENDLESS_HEAD_HOST: (Answer(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"),
                         "error/bad_response"),
     ENDLESS_INTERIM_HOST: (Answer(b""), "error/bad_response"),

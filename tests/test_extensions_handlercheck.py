@@ -38,7 +38,8 @@ def test_a_handler_without_a_check_or_a_scheme_switched_off_is_passed_over() -> 
 
 
 def test_the_crawl_stops_at_start_naming_the_setting(tmp_path: Path) -> None:
-    """Before: the crawl logged two tracebacks, waited out robots.txt and ended status 0."""
+    """Before: the crawl logged two tracebacks, waited out robots.txt and ended without
+    naming the setting."""
     result = scrapy_crawl("site", {"seeds": "http://www.example.com/"}, {
         "TIANWANG_MAX_HEAD_BYTES": "10", "TIANWANG_DATA_DIR": str(tmp_path / "data"),
         "TIANWANG_PROXY": "http://127.0.0.1:9"}, cwd=tmp_path, timeout=120)
