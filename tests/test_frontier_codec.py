@@ -78,3 +78,14 @@ def test_a_callback_that_is_not_a_spider_method_cannot_be_encoded() -> None:
 def test_the_common_request_is_small() -> None:
     request = Request("http://www.example.com/a/b.html", callback=SPIDER.parse, meta={"depth": 2})
     assert len(encode(request, SPIDER)) < len(request.url) + 60
+
+
+@pytest.mark.parametrize("blob", [b"", b"m", b"m\xe3\x00\x00", b"p\x80\x05garbage",
+                                  b"m" + __import__("marshal").dumps({"url": 3}),
+                                  b"m" + __import__("marshal").dumps(
+                                      {"url": "http://a.com/", "callback": "gone"})])
+def test_bytes_that_make_no_request_raise_one_error(blob: bytes) -> None:
+    from tianwang.frontier.codec import UnreadableRequest
+
+    with pytest.raises(UnreadableRequest):
+        decode(blob, SPIDER)

@@ -50,3 +50,26 @@ def test_past_its_size_the_filter_warns_once_and_keeps_working(
             bloom.add(fp(i))
     assert all(fp(i) in bloom for i in range(300))
     assert len([r for r in caplog.records if "TIANWANG_EXPECTED_URLS" in r.message]) == 1
+
+
+@pytest.mark.parametrize("damage", ["cut", "garbage", "huge_header", "half"])
+def test_a_damaged_checkpoint_is_rebuilt_from_the_log(tmp_path: Path, damage: str,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    import struct
+
+    path = tmp_path / "bloom.bin"
+    saved = BloomDupeFilter(1000, 1e-6)
+    saved.add(b"\x01" * 20)
+    saved.save(path, 7)
+    blob = path.read_bytes()
+    path.write_bytes({
+        "cut": blob[:5],
+        "garbage": bytes(range(256)) * 20,
+        # pybloom-live would size its filter by this header: petabytes
+        "huge_header": blob[:16] + struct.pack("<dQQQQ", 1e-6, 2**40, 2**40, 2**40, 1),
+        "half": blob[: len(blob) // 2],
+    }[damage])
+    loaded = BloomDupeFilter(1000, 1e-6)
+    with caplog.at_level(logging.INFO):
+        assert loaded.load(path) == 0
+    assert b"\x01" * 20 not in loaded and "rebuilt from the log" in caplog.text

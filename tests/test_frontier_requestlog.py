@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import marshal
+import os
 from pathlib import Path
 
 from scrapy import Request, Spider
 
-from tianwang.frontier.requestlog import HEADER, MemoryStore, RequestLog
+from tests.conftest import scrapy_crawl
+from tianwang.formats.requestlog import MAGIC, pack, read_done, scan_log
+from tianwang.frontier.requestlog import MemoryStore, RequestLog
+from tianwang.testweb.launcher import TestWebProcess
+from tianwang.testweb.model import SyntheticWeb
 
 
 class StoreSpider(Spider):
@@ -69,9 +76,9 @@ def test_resume_yields_every_record_with_its_key_slot_fingerprint_and_done_flag(
 
 def test_done_writes_the_buffered_records_first(tmp_path: Path) -> None:
     log = fill(tmp_path, 3)
-    assert (tmp_path / "requests.log").stat().st_size == 0  # buffered
+    assert (tmp_path / "requests.log").stat().st_size == len(MAGIC)  # the records buffered
     log.done([0])
-    assert (tmp_path / "requests.log").stat().st_size > 0
+    assert (tmp_path / "requests.log").stat().st_size > len(MAGIC)
     # A kill now: nothing was closed. A second process sees both records and the done id.
     _, entries = reopen(tmp_path)
     assert [(e.item, e.done) for e in entries] == [(0, True), (1, False), (2, False)]
@@ -137,5 +144,102 @@ def test_memory_store_keeps_a_request_in_a_fraction_of_its_object() -> None:
     assert kept / len(requests) < 500  # bytes a request (its object: about 1.5 KB)
 
 
-def test_header_layout_is_fixed() -> None:
-    assert HEADER.size == 13  # body length, weight, priority, has fingerprint, slot length
+def test_a_log_of_the_format_before_is_rewritten_with_its_ids_and_done_marks(
+        tmp_path: Path) -> None:
+    import struct
+
+    from tianwang.frontier import codec
+
+    v1 = struct.Struct("<IhiBH")
+    bodies = [codec.encode(Request(url, callback=SPIDER.parse), SPIDER) for url in urls(4)]
+    (tmp_path / "requests.log").write_bytes(b"".join(
+        v1.pack(len(body), 1, 0, False, 2) + bytes(20) + b"h0" + body for body in bodies))
+    (tmp_path / "done.log").write_bytes(struct.pack("<Q", 1))
+    log, entries = reopen(tmp_path)
+    assert [(e.item, e.done) for e in entries] == [(0, False), (1, True), (2, False), (3, False)]
+    assert log.get(2).url == urls(4)[2] and log.put(Request("http://h.example.com/n"), 1,
+                                                     "h", None) == 4
+    log.close()
+    assert (tmp_path / "requests.log").read_bytes().startswith(MAGIC)
+    log, entries = reopen(tmp_path)
+    assert [e.item for e in entries] == [0, 1, 2, 3, 4] and log.get(4).url.endswith("/n")
+    log.close()
+
+
+def test_a_damaged_span_hides_its_requests_and_the_rest_resume_with_their_own_ids(
+        tmp_path: Path) -> None:
+    log = fill(tmp_path, 10)
+    log.done([8])
+    log.close()
+    spans = [(r.start, r.end) for r in scan_log(tmp_path / "requests.log")]
+    blob = bytearray((tmp_path / "requests.log").read_bytes())
+    blob[spans[3][0] + 30 : spans[4][1] - 2] = b"\xff" * (spans[4][1] - 2 - spans[3][0] - 30)
+    (tmp_path / "requests.log").write_bytes(bytes(blob))
+    log, entries = reopen(tmp_path)
+    assert [(e.item, e.done) for e in entries if e.item > 5] == [
+        (6, False), (7, False), (8, True), (9, False)]
+    assert [e.item for e in entries] == [0, 1, 2, 5, 6, 7, 8, 9]
+    assert log.damaged == [(spans[3][0], spans[5][0], 2)]
+    assert log.get(5).url == urls(10)[5] and log.get(9).url == urls(10)[9]
+    assert log.put(Request("http://h.example.com/n"), 1, "h", None) == 10
+    log.close()
+    # The damage stays where it is (nothing read is rewritten); the new record follows.
+    log, entries = reopen(tmp_path)
+    assert entries[-1].item == 10 and log.get(10).url.endswith("/n") and len(log.damaged) == 1
+    log.close()
+
+
+# --- a damaged JOBDIR, resumed by a real crawl -------------------------------------------
+
+DAMAGE_WEB = (3, 4, 60)  # seed, hosts, pages a host
+
+
+def test_a_crawl_resumes_a_damaged_jobdir_to_its_end_and_says_what_it_lost(
+        tmp_path: Path) -> None:
+    """The log with a span overwritten and a request whose callback the spider lost, the
+    Bloom checkpoint garbage, a done id no log could hold: the crawl goes on to its end."""
+    access = tmp_path / "access.jsonl"
+    seeds = ",".join(SyntheticWeb(*DAMAGE_WEB).homepages())
+    state = tmp_path / "job" / "tianwang.frontier"
+    with TestWebProcess(*DAMAGE_WEB, access_log=access) as web:
+        settings = {"TIANWANG_PROXY": web.address, "JOBDIR": str(tmp_path / "job"),
+                    "TIANWANG_DATA_DIR": str(tmp_path / "data")}
+        first = scrapy_crawl("site", {"seeds": seeds}, settings | {
+            "CLOSESPIDER_PAGECOUNT": "6", "CONCURRENT_REQUESTS": "2"}, cwd=tmp_path)
+        assert first.returncode == 0, first.stderr[-3000:]
+        fetched = len(access.read_text().splitlines())
+        done = read_done(state / "done.log", state / "requests.log")
+        records = list(scan_log(state / "requests.log"))
+        pending = [r for r in records if not (r.item < len(done) and done[r.item])]
+        assert len(pending) >= 4, first.stderr[-3000:]
+        unreadable, hidden = pending[1], pending[2]
+        blob = bytearray((state / "requests.log").read_bytes())
+        url = {r.item: _url(blob, r) for r in pending}
+        gone = {"url": url[unreadable.item], "callback": "parse_renamed_since"}
+        blob[hidden.start + 30 : hidden.start + 40] = b"\xff" * 10
+        blob[unreadable.start : unreadable.end] = pack(
+            unreadable.item, unreadable.weight, unreadable.priority, unreadable.fingerprint,
+            unreadable.slot.encode(), b"m" + marshal.dumps(gone))
+        (state / "requests.log").write_bytes(bytes(blob))
+        (state / "bloom.bin").write_bytes(os.urandom(4096))
+        with open(state / "done.log", "ab") as ids:
+            ids.write((2**62).to_bytes(8, "little"))
+        second = scrapy_crawl("site", {"seeds": seeds}, settings, cwd=tmp_path, timeout=240)
+    assert second.returncode == 0 and "Traceback" not in second.stderr, second.stderr[-3000:]
+    assert "has 1 damaged span(s)" in second.stderr
+    assert "cannot be read (UnreadableRequest" not in second.stderr  # said once, plainly
+    assert "parse_renamed_since" in second.stderr
+    last = second.stderr.rstrip().splitlines()[-1]
+    assert "crawl done (finished)" in last and "lost_in_request_log 1" in last, last
+    assert "unreadable_request 1" in last, last
+    again = [json.loads(line)["url"] for line in access.read_text().splitlines()[fetched:]]
+    # Every other request left pending was fetched; the unreadable one was not.
+    assert {url[r.item] for r in pending if r not in (unreadable, hidden)} <= set(again)
+    assert gone["url"] not in again
+
+
+def _url(blob: bytes | bytearray, record) -> str:
+    """A logged request's url (the body of a record, as the codec wrote it)."""
+    from tianwang.formats.requestlog import body_of
+
+    return marshal.loads(body_of(bytes(blob[record.start : record.end]))[1:])["url"]

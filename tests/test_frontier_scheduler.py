@@ -648,3 +648,31 @@ def test_a_request_sent_back_to_wait_is_queued_again_with_its_own_dont_filter() 
     assert not frontier.enqueue_request(again.replace(url="http://a.example.com/"))
     frontier.close("finished")
     assert frontier.stats.get_value("tianwang/frontier/requeued") == 1
+
+
+class OldSpider(UnitSpider):
+    """The spider as it was when the job was logged: a callback since renamed."""
+
+    def parse_old(self, response):
+        return None
+
+
+def test_a_logged_request_that_cannot_be_read_is_set_aside_and_the_picks_go_on(
+        tmp_path: Path) -> None:
+    crawler = project_crawler(TIANWANG_EXPECTED_URLS=10_000, JOBDIR=str(tmp_path), **NO_FIRSTS)
+    frontier = FrontierScheduler.from_crawler(crawler)
+    old = OldSpider()
+    frontier.open(old)
+    for i in range(6):
+        frontier.enqueue_request(Request(f"http://h{i}.example.com/",
+                                         callback=old.parse_old if i == 2 else old.parse))
+    frontier.close("shutdown")
+    again, _ = scheduler(JOBDIR=str(tmp_path))
+    urls = drain(again)
+    assert sorted(urls) == [f"http://h{i}.example.com/" for i in (0, 1, 3, 4, 5)]
+    assert again.counts["tianwang/error/unreadable_request"] == 1
+    assert not again.has_pending_requests()
+    again.close("finished")
+    third, _ = scheduler(JOBDIR=str(tmp_path))  # set aside once: marked done
+    assert drain(third) == [] and not third.counts["tianwang/error/unreadable_request"]
+    third.close("finished")

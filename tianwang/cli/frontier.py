@@ -39,8 +39,8 @@ def cmd_frontier(args: argparse.Namespace) -> int:
 
 
 def _jobdir(jobdir: Path) -> int:
+    from tianwang.formats.requestlog import read_done, scan_log
     from tianwang.frontier.levels import SEPARATOR
-    from tianwang.frontier.requestlog import read_done, scan_log
     from tianwang.frontier.scheduler import STATE_DIR
 
     state = jobdir / STATE_DIR
@@ -48,16 +48,16 @@ def _jobdir(jobdir: Path) -> int:
         print(f"tianwang frontier: {jobdir}: no frontier log ({STATE_DIR}/requests.log)",
               file=sys.stderr)
         return 2
-    done = read_done(state / "done.log")
+    done = read_done(state / "done.log", state / "requests.log")
     by_weight: Counter[int] = Counter()
     by_host: Counter[str] = Counter()
     logged = 0
-    for item, weight, _priority, slot, _fp, _length, _end in scan_log(state / "requests.log"):
+    for record in scan_log(state / "requests.log"):
         logged += 1
-        if item < len(done) and done[item]:
+        if record.item < len(done) and done[record.item]:
             continue
-        by_weight[weight] += 1
-        by_host[slot.split(SEPARATOR, 1)[0]] += 1  # the slot is the host and its level
+        by_weight[record.weight] += 1
+        by_host[record.slot.split(SEPARATOR, 1)[0]] += 1  # the slot is the host and its level
     _print(f"{jobdir}: {sum(by_weight.values()):,} pending of {logged:,} logged",
            by_weight, by_host, "host")
     return 0

@@ -18,6 +18,12 @@ from scrapy.utils.request import request_from_dict
 
 _MARSHAL, _PICKLE = b"m", b"p"
 
+
+class UnreadableRequest(ValueError):
+    """Stored bytes that make no request: damaged on disk, or written by a spider whose
+    callbacks have since changed name."""
+
+
 def encode(request: Request, spider: Spider) -> bytes:
     """The request as bytes; ValueError if it cannot be (a callback not on the spider)."""
     if type(request) is not Request:
@@ -52,7 +58,15 @@ def encode(request: Request, spider: Spider) -> bytes:
 
 
 def decode(blob: bytes, spider: Spider) -> Request:
-    """The request encode() wrote, with its callbacks bound to this spider again."""
+    """The request encode() wrote, with its callbacks bound to this spider again;
+    UnreadableRequest if the bytes make none."""
+    try:
+        return _decode(blob, spider)
+    except Exception as error:  # damaged bytes make marshal, pickle or Request raise anything
+        raise UnreadableRequest(f"{type(error).__name__}: {error}") from error
+
+
+def _decode(blob: bytes, spider: Spider) -> Request:
     fields = marshal.loads(blob[1:]) if blob[:1] == _MARSHAL else pickle.loads(blob[1:])  # noqa: S301
     if "_class" in fields:
         return request_from_dict(fields, spider=spider)

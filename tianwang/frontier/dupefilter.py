@@ -67,18 +67,39 @@ class BloomDupeFilter:
             raise
 
     def load(self, path: Path) -> int:
-        """Read a checkpoint made with the same size; the records it covers (0 if none)."""
+        """Read a checkpoint made with the same size; the records it covers (0 if none, or
+        if it does not read: the log rebuilds the filter)."""
         if not path.exists():
             return 0
-        with open(path, "rb") as f:
-            magic, covered = _CHECKPOINT.unpack(f.read(_CHECKPOINT.size))
-            bloom = BloomFilter.fromfile(f)
-        if magic != _MAGIC or (bloom.num_bits, bloom.num_slices) != (
-            self.bloom.num_bits,
-            self.bloom.num_slices,
-        ):
+        try:
+            covered = self._read(path)
+        except (OSError, ValueError, struct.error) as error:
+            logger.warning("Bloom filter checkpoint %s cannot be read (%s): rebuilt from the "
+                           "log", path, error)
+            return 0
+        if covered is None:
             logger.info("Bloom filter checkpoint %s has another size: rebuilt from the log", path)
             return 0
-        bloom.capacity = max(bloom.capacity, self.bloom.capacity)
-        self.bloom = bloom
+        return covered
+
+    def _read(self, path: Path) -> int | None:
+        """The records a checkpoint covers, its filter now this one's; None if it was made
+        for another size. Its header is checked against this filter's before pybloom-live
+        reads it: pybloom-live sizes what it builds by the header (damaged, by petabytes)."""
+        bloom, header = self.bloom, struct.Struct(BloomFilter.FILE_FMT)
+        expected = _CHECKPOINT.size + header.size + (bloom.num_bits + 7) // 8
+        with open(path, "rb") as f:
+            magic, covered = _CHECKPOINT.unpack(f.read(_CHECKPOINT.size))
+            _rate, slices, bits_per_slice, _capacity, count = header.unpack(f.read(header.size))
+            if magic != _MAGIC:
+                raise ValueError("not a checkpoint")
+            if (slices, bits_per_slice) != (bloom.num_slices, bloom.bits_per_slice):
+                return None
+            size = os.fstat(f.fileno()).st_size
+            if size != expected or count > bloom.num_bits:
+                raise ValueError(f"{size} bytes, {expected} expected")
+            f.seek(_CHECKPOINT.size)
+            loaded = BloomFilter.fromfile(f)
+        loaded.capacity = max(loaded.capacity, bloom.capacity)
+        self.bloom = loaded
         return covered

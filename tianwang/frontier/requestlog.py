@@ -15,17 +15,15 @@ flight at that moment be fetched again. Start requests lost this way are re-yiel
 spider on resume. A record cut short by a kill is dropped on resume. A power cut may lose
 the last seconds of both files; the rule then holds only as far as the disk keeps order.
 
-Record: header (body length, weight, priority, has-fingerprint, slot length), the 20-byte
-request fingerprint (zeros when the request is not filtered), the download slot, the body.
-The fingerprints let the Bloom filter be rebuilt from the log, so the filter never holds a
-url whose request the log lost.
+The records' layout, their checksums and what a damaged log reads as are
+tianwang/formats/requestlog.py's. A damaged span is skipped and the requests it hid are
+lost (counted, said at resume); the requests after it are read with their own ids.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import struct
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -33,13 +31,21 @@ from pathlib import Path
 
 from scrapy import Request, Spider
 
+from tianwang.formats.requestlog import (
+    MAGIC,
+    Record,
+    body_of,
+    clip,
+    is_current,
+    pack,
+    read_done,
+    scan_log,
+    v1_records,
+)
 from tianwang.frontier import codec
 
 logger = logging.getLogger(__name__)
 
-HEADER = struct.Struct("<IhiBH")
-FP_SIZE = 20
-_NO_FP = bytes(FP_SIZE)
 # Records buffered before a write; a done id always writes them first.
 BUFFER_BYTES = 1 << 20
 
@@ -98,10 +104,12 @@ class RequestLog:
         self.spider = spider
         self._path = directory / "requests.log"
         self._done_path = directory / "done.log"
-        self._offsets = array("q", [0])  # record i spans offsets[i]:offsets[i + 1]
+        self._offsets = array("q", [len(MAGIC)])  # record i is in offsets[i]:offsets[i + 1]
         self._memory: dict[int, Request] = {}  # requests that cannot be serialized
         self.unserializable = 0
         self._lost: set[int] = set()  # unserializable requests of an earlier run
+        # Damaged spans met on resume: (start, end, ids hidden), left in place.
+        self.damaged: list[tuple[int, int, int]] = []
         self._fd = -1
         self._done_fd = -1
         self._buffer = bytearray()  # records not yet written, from offset _flushed on
@@ -113,18 +121,21 @@ class RequestLog:
     def open(self, visit: Callable[[LogEntry], None]) -> None:
         """Read the log, calling ``visit`` for every record in push order, then open it.
 
-        A record cut short by a kill is dropped; so are done ids past the log's end.
+        A record cut short by a kill is dropped; so are done ids past the log's end. A
+        damaged span is skipped (``damaged``); a log of the format before is rewritten.
         """
-        self._offsets = array("q", [0])
+        if not is_current(self._path):
+            self._rewrite_v1()
         done = self._read_done()
-        size = 0
         for entry in self._scan():
-            size = self._offsets[-1]
-            item = entry[0]
-            finished = item in self._lost or (item < len(done) and bool(done[item]))
-            visit(LogEntry(*entry, done=finished))
+            finished = entry.item in self._lost or (entry.item < len(done)
+                                                    and bool(done[entry.item]))
+            visit(LogEntry(*entry[:5], done=finished))
+        size = self._offsets[-1]
         self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
         os.ftruncate(self._fd, size)
+        if size == len(MAGIC):  # a new log (or one cut within its first record)
+            os.pwrite(self._fd, MAGIC, 0)
         os.lseek(self._fd, size, os.SEEK_SET)
         self._flushed = size
         self._done_fd = os.open(self._done_path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -132,16 +143,37 @@ class RequestLog:
         os.ftruncate(self._done_fd, done_size - done_size % 8)
         os.lseek(self._done_fd, 0, os.SEEK_END)
 
-    def _scan(self) -> Iterator[tuple]:
-        """(item, weight, priority, slot, fingerprint) of each complete record."""
-        for item, weight, priority, slot, fingerprint, length, end in scan_log(self._path):
-            if not length:
-                self._lost.add(item)  # kept in memory only, by a run that is gone
-            self._offsets.append(end)
-            yield (item, weight, priority, slot, fingerprint)
+    def _scan(self) -> Iterator[Record]:
+        """Each record that reads; an id a damaged span hid is never read (offsets only)."""
+        self._offsets = array("q", [len(MAGIC)])
+        for record in scan_log(self._path, self._damaged):
+            if not record.length:
+                self._lost.add(record.item)  # kept in memory only, by a run that is gone
+            while len(self._offsets) <= record.item:
+                self._offsets.append(record.start)  # a hidden id's: never read
+            # Record i starts at offsets[i]; a read takes its body by its own length, so a
+            # damaged span before it may stay in the previous record's range.
+            self._offsets[record.item] = record.start
+            self._offsets.append(record.end)
+            yield record
+
+    def _damaged(self, start: int, end: int, hidden: int) -> None:
+        self.damaged.append((start, end, hidden))
+
+    def _rewrite_v1(self) -> None:
+        """A log of format 1 (no ids, no checksums) in this format, ids kept."""
+        partial = self._path.with_name(self._path.name + ".partial")
+        with open(partial, "wb") as out:
+            out.write(MAGIC)
+            for record, body in v1_records(self._path):
+                out.write(pack(record.item, record.weight, record.priority, record.fingerprint,
+                               record.slot.encode("utf-8"), body))
+        os.replace(partial, self._path)
+        logger.info("Request log %s rewritten with checksums (it was of an earlier version)",
+                    self._path)
 
     def _read_done(self) -> bytes:
-        return read_done(self._done_path)
+        return read_done(self._done_path, self._path)
 
     def put(self, request: Request, weight: int, slot: str, fingerprint: bytes | None) -> int:
         """Log the request (or keep it in memory if it cannot be serialized); its id.
@@ -162,10 +194,8 @@ class RequestLog:
             self.unserializable += 1
             self._memory[item] = request
             body = b""
-        slot_bytes = slot.encode("utf-8")
         weight, priority = clip(weight, request.priority)
-        head = HEADER.pack(len(body), weight, priority, fingerprint is not None, len(slot_bytes))
-        record = b"".join((head, fingerprint or _NO_FP, slot_bytes, body))
+        record = pack(item, weight, priority, fingerprint, slot.encode("utf-8"), body)
         self._buffer += record
         self._offsets.append(self._offsets[-1] + len(record))
         return item
@@ -191,8 +221,7 @@ class RequestLog:
             record = bytes(self._buffer[start - self._flushed : end - self._flushed])
         else:
             record = os.pread(self._fd, end - start, start)
-        _, _, _, _, slot_length = HEADER.unpack_from(record)
-        return codec.decode(record[HEADER.size + FP_SIZE + slot_length :], self.spider)
+        return codec.decode(body_of(record), self.spider)
 
     def done(self, items: list[int]) -> None:
         """Record finished ids, after every record they may have pushed (write-ahead)."""
@@ -210,46 +239,6 @@ class RequestLog:
                 if fd >= 0:
                     os.close(fd)
             self._fd = self._done_fd = -1
-
-
-def scan_log(path: Path) -> Iterator[tuple]:
-    """(item, weight, priority, slot, fingerprint, body length, end offset) of each complete
-    record of a request log; reads only (a running crawl's log may be read beside it)."""
-    if not path.exists():
-        return
-    size = path.stat().st_size
-    with open(path, "rb", buffering=1 << 20) as f:
-        position, item = 0, 0
-        while position + HEADER.size + FP_SIZE <= size:
-            length, weight, priority, has_fp, slot_length = HEADER.unpack(f.read(HEADER.size))
-            end = position + HEADER.size + FP_SIZE + slot_length + length
-            if end > size:
-                return
-            rest = f.read(FP_SIZE + slot_length)
-            f.seek(length, os.SEEK_CUR)
-            position = end
-            fingerprint = rest[:FP_SIZE] if has_fp else None
-            yield (item, weight, priority, rest[FP_SIZE:].decode("utf-8", "replace"),
-                   fingerprint, length, end)
-            item += 1
-
-
-def read_done(path: Path) -> bytes:
-    """A byte per id, 1 for done (ids are read before the log: sized by the largest)."""
-    if not path.exists():
-        return b""
-    ids = array("Q")
-    blob = path.read_bytes()
-    ids.frombytes(blob[: len(blob) - len(blob) % 8])
-    done = bytearray(max(ids, default=-1) + 1)
-    for item in ids:
-        done[item] = 1
-    return done
-
-
-def clip(weight: int, priority: int) -> tuple[int, int]:
-    """Weight and priority within the log's fields (int16, int32), kept at their bounds."""
-    return max(-(2**15), min(2**15 - 1, weight)), max(-(2**31), min(2**31 - 1, priority))
 
 
 def _write_all(fd: int, data: bytes | bytearray) -> None:

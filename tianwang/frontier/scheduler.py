@@ -44,6 +44,7 @@ from scrapy.utils.job import job_dir
 from tianwang import meta, scrapy_internals, signals
 from tianwang.config.frontier import FrontierConfig
 from tianwang.formats.diskspace import describe, failure
+from tianwang.frontier.codec import UnreadableRequest
 from tianwang.frontier.dupefilter import BloomDupeFilter
 from tianwang.frontier.levels import SEPARATOR, QueueSlots
 from tianwang.frontier.limits import FrontierLimits
@@ -77,6 +78,10 @@ FORGET_HOSTS_INTERVAL = 60.0
 # Links a page is taken to have when its requests do not say (meta OUTLINKS unset: a spider
 # other than the site spider): its cash is shared as among this many.
 DEFAULT_OUTLINKS = 20
+# A logged request that cannot be read back: a failure, in the closing line's "failed".
+UNREADABLE = "tianwang/error/unreadable_request"
+# Requests a damaged span of the request log hid: never fetched.
+LOST_IN_LOG = "tianwang/error/lost_in_request_log"
 
 
 def is_seed(request: Request) -> bool:
@@ -404,6 +409,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         self.directory = Path(jobdir, STATE_DIR) if jobdir else None
         self.store: MemoryStore | RequestLog = MemoryStore()
         self._logged_duplicate = False
+        self._logged_unreadable = False
 
     def open(self, spider: Spider) -> None:
         if self.directory is not None:
@@ -432,6 +438,7 @@ class FrontierScheduler(FrontierSchedulerBase):
                     self.cash.add(entry.item, key, 0.0)
 
         log.open(visit)
+        self._report_damage(log)
         if len(log):
             logger.info(
                 "Resuming crawl from %s: %d requests pending of %d logged",
@@ -440,6 +447,18 @@ class FrontierScheduler(FrontierSchedulerBase):
                 len(log),
             )
             self.stats.set_value("tianwang/frontier/resumed_pending", pending)
+
+    def _report_damage(self, log: RequestLog) -> None:
+        """Damaged spans of the log, skipped: the requests they hid are lost (their pages'
+        links are not pushed again), counted as failed."""
+        if not log.damaged:
+            return
+        hidden = sum(lost for _start, _end, lost in log.damaged)
+        start, end, _lost = log.damaged[0]
+        logger.error("The request log in %s has %d damaged span(s), the first at bytes %d-%d, "
+                     "left in place and skipped: %d pending or done requests in them are lost",
+                     self.directory, len(log.damaged), start, end, hidden)
+        self.counts[LOST_IN_LOG] += hidden
 
     def close(self, reason: str) -> None:
         super().close(reason)
@@ -540,10 +559,31 @@ class FrontierScheduler(FrontierSchedulerBase):
 
     def next_request(self) -> Request | None:
         self._collect_done()
-        item = self._pick()
-        if item is None:
-            return None
-        return self._hand_out(item, self.store.get(item), item)
+        while (item := self._pick()) is not None:
+            try:
+                request = self.store.get(item)
+            except UnreadableRequest as error:
+                self._set_aside(item, error)
+                continue
+            return self._hand_out(item, request, item)
+        return None
+
+    def _set_aside(self, item: int, error: UnreadableRequest) -> None:
+        """A request the log holds but cannot give back (damaged, or its callback gone from
+        the spider): counted as failed, marked done so no later run meets it again, and the
+        pick goes on. An exception here would stop the engine's loop and hang the crawl."""
+        self.counts[UNREADABLE] += 1
+        if not self._logged_unreadable:
+            self._logged_unreadable = True
+            logger.error("Request %d of the request log in %s cannot be read (%s): set aside; "
+                         "later ones are counted as %s", item, self.directory or "memory",
+                         error, UNREADABLE)
+        slot = self.queue.slot(item)
+        self.limits.left(self.queue_slots.names[slot].partition(SEPARATOR)[0])
+        if not self.frozen:
+            self._requests_done([], [item])
+        if self.queue_slots.finished(slot):
+            self._host_changed(self.queue_slots.host(slot))
 
     def _requests_done(self, requests: list[Request], tokens: list[Any]) -> None:
         try:
