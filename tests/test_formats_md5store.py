@@ -70,6 +70,13 @@ def test_mirror_lines_not_yet_committed_are_found_on_open(tmp_path: Path) -> Non
         assert index.is_mirrored("http://b.cn/") and index.caught_up == 1
 
 
+def test_a_mirror_line_that_is_not_utf8_is_skipped_as_damage(tmp_path: Path) -> None:
+    good = f"{md5(b'a').hex()}\thttp://b.cn/\thttp://a.cn/\n".encode()
+    (tmp_path / "mirrors.tsv").write_bytes(b"\x8f\xe3\t\xff\xfe\t\x80\n" + good)
+    with MD5Store(tmp_path) as index:
+        assert index.is_mirrored("http://b.cn/") and index.caught_up == 1
+
+
 def test_a_tree_changed_behind_its_back_is_indexed_again(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -147,6 +147,22 @@ def test_refresh_without_history_stops_with_a_clear_error(tmp_path: Path) -> Non
     assert "TIANWANG_DATA_DIR" in result.stderr and "TIANWANG_CHANGES=1" in result.stderr
 
 
+@pytest.mark.parametrize("spider", ["refresh", "site"])
+def test_a_damaged_history_is_refused_in_one_line_and_left_as_it_is(tmp_path: Path,
+                                                                     spider: str) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    damaged = b"SQLite format 3\x00" + bytes(range(256)) * 16
+    (data / "changes.sqlite").write_bytes(damaged)
+    settings = {"TIANWANG_DATA_DIR": str(data), "TIANWANG_CHANGES": "1"}
+    args = {"seeds": "http://127.0.0.1:9/"} if spider == "site" else {}
+    result = scrapy_crawl(spider, args, settings, cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    last = result.stderr.rstrip().splitlines()[-1]
+    assert last.startswith("tianwang: error: the visit history") and "damaged" in last, last
+    assert (data / "changes.sqlite").read_bytes() == damaged  # never replaced
+
+
 def test_changes_report(refreshed: dict, changing_web: TestWeb, tmp_path: Path) -> None:
     from tests.conftest import tianwang_cli
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from tianwang.errors import StartupError
+
 FILE_NAME = "changes.sqlite"
 COMMIT_EVERY = 200
 
@@ -66,18 +68,37 @@ class PageState:
     entry: bool
 
 
+class HistoryDamaged(StartupError):
+    """The history file is no sqlite database (any more). Not rebuilt, as the MD5 index is:
+    the records do not hold what it holds (ETags, content hashes, every visit's time)."""
+
+    def __init__(self, path: Path, error: sqlite3.DatabaseError) -> None:
+        super().__init__(f"the visit history {path} is damaged ({error}): restore it, or move "
+                         f"it aside to start a new history")
+
+
 class HistoryStore:
     def __init__(self, data_dir: str | os.PathLike[str], readonly: bool = False) -> None:
         self.path = Path(data_dir) / FILE_NAME
-        if readonly:
-            self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+        try:
+            self._db = self._open(readonly)
+        except sqlite3.OperationalError:  # cannot be opened or written: not damage
+            raise
+        except sqlite3.DatabaseError as error:
+            raise HistoryDamaged(self.path, error) from None
         self._uncommitted = 0
+
+    def _open(self, readonly: bool) -> sqlite3.Connection:
+        if readonly:
+            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # reads the header
+            return db
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(_SCHEMA)
+        return db
 
     def page(self, url: str) -> PageState | None:
         row = self._db.execute(

@@ -241,7 +241,10 @@ class MD5Store:
                 if not raw.endswith(b"\n"):
                     break  # cut by a crash; MirrorTable cut it off already
                 end += len(raw)
-                fields = raw[:-1].decode("utf-8", "surrogateescape").split("\t")
+                try:
+                    fields = raw[:-1].decode("utf-8").split("\t")
+                except UnicodeDecodeError:  # damage: the table writes UTF-8 urls
+                    continue
                 if len(fields) == 3:
                     self._db.execute("INSERT OR IGNORE INTO mirrored VALUES (?)", (fields[1],))
                     self.caught_up += 1

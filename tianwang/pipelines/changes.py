@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sqlite3
 from datetime import UTC
 from typing import Any
 
@@ -48,19 +49,26 @@ class ChangeStatsPipeline:
                        get_int(settings, "TIANWANG_ENTRY_MIN_LINKS", minimum=1),
                        get_share(settings, "TIANWANG_ENTRY_NEW_SHARE"))
         pipeline.stats, pipeline.signals = crawler.stats, crawler.signals
+        # Opened once here, while the crawler is built (as the storage pipeline checks its
+        # directory): a refusal in open_spider would come after Scrapy has begun opening
+        # the spider, with tracebacks of its own closing steps. A damaged history is refused
+        # (HistoryDamaged), never replaced: nothing else holds what it holds.
+        pipeline.open_spider()
+        pipeline.close_spider()
         return pipeline
 
     def open_spider(self) -> None:
         try:
             self.store = HistoryStore(self.data_dir)
-        except OSError as exc:
-            raise SettingError("TIANWANG_DATA_DIR", self.data_dir,
-                               f"a writable directory ({exc.strerror})") from None
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise SettingError("TIANWANG_DATA_DIR", self.data_dir, "a writable directory "
+                               f"({getattr(exc, 'strerror', None) or exc})") from None
 
     def close_spider(self) -> None:
-        if self.store is not None:
+        store, self.store = self.store, None
+        if store is not None:
             try:
-                self.store.close()
+                store.close()
             except WriteError as error:
                 logger.error("%s", describe(error, "visit history"))
 
