@@ -676,3 +676,32 @@ def test_a_logged_request_that_cannot_be_read_is_set_aside_and_the_picks_go_on(
     third, _ = scheduler(JOBDIR=str(tmp_path))  # set aside once: marked done
     assert drain(third) == [] and not third.counts["tianwang/error/unreadable_request"]
     third.close("finished")
+
+
+class FaultyScheduler(FrontierScheduler):
+    """A frontier with a fault in handing out: its fourth request raises."""
+
+    handed = 0
+
+    def _next_request(self):
+        request = super()._next_request()
+        if request is not None:
+            FaultyScheduler.handed += 1
+            if FaultyScheduler.handed == 4:
+                raise RuntimeError("a fault of the frontier's own")
+        return request
+
+
+def test_a_fault_handing_out_a_request_stops_the_crawl_in_one_line_not_a_hang(
+        testweb: TestWeb, tmp_path: Path) -> None:
+    seeds = [url for url, page in testweb.truth.items() if page["kind"] == "home"]
+    settings = {"TIANWANG_PROXY": testweb.address, "TIANWANG_DATA_DIR": str(tmp_path / "data"),
+                "SCHEDULER": "tests.test_frontier_scheduler.FaultyScheduler",
+                "ITEM_PIPELINES": STORAGE_ONLY}
+    result = scrapy_crawl("site", {"seeds": ",".join(seeds)}, settings, cwd=tmp_path,
+                          timeout=120)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert ("Frontier: handing out a request failed (RuntimeError: a fault of the frontier's "
+            "own); the crawl stops") in result.stderr
+    last = result.stderr.rstrip().splitlines()[-1]
+    assert "crawl FAILED (stopped: frontier_error)" in last, last

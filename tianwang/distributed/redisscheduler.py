@@ -285,7 +285,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             logger.error("Shared crawl: %s (refused; more like it are counted in "
                          "tianwang/redis/refused_requests)", error)
 
-    def next_request(self) -> Request | None:
+    def _next_request(self) -> Request | None:
         self._collect_done()
         if not self.state.may_hand_out(time.monotonic()):
             return None

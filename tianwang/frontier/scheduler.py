@@ -148,6 +148,7 @@ class FrontierSchedulerBase(BaseScheduler):
         # What the queue may hold per host, registered domain and in all (limits.py).
         self.limits = FrontierLimits(config.limits)
         self._refusals_logged: set[str] = set()
+        self._broken = False  # handing out a request failed: the crawl is stopping
 
     @classmethod
     def check_settings(cls, settings: Any, spider_name: str = "") -> None:
@@ -229,6 +230,22 @@ class FrontierSchedulerBase(BaseScheduler):
 
     def has_pending_requests(self) -> bool:
         return len(self.queue) > 0
+
+    def next_request(self) -> Request | None:
+        """The next request to download, or None. An error here would stop Scrapy's engine
+        loop for good and hang the crawl: the crawl stops instead, saying why."""
+        if self._broken:
+            return None
+        try:
+            return self._next_request()
+        except Exception as error:  # whatever the fault, one line and a stop, never a hang
+            self._broken = True
+            logger.debug("Frontier error handing out a request", exc_info=True)
+            self._gave_up(f"handing out a request failed ({type(error).__name__}: {error})")
+            return None
+
+    def _next_request(self) -> Request | None:
+        raise NotImplementedError
 
     def __len__(self) -> int:
         return len(self.queue)
@@ -557,7 +574,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         if self.queue.raise_weight(item, (weight, priority)):
             self.counts["tianwang/frontier/links/raised"] += 1
 
-    def next_request(self) -> Request | None:
+    def _next_request(self) -> Request | None:
         self._collect_done()
         while (item := self._pick()) is not None:
             try:
