@@ -59,9 +59,10 @@ OnDamage = Callable[[int, int, int], None]
 def pack(item: int, weight: int, priority: int, fingerprint: bytes | None, slot: bytes,
          body: bytes) -> bytes:
     """One record. weight and priority as clip() leaves them."""
-    rest = b"".join((FIELDS.pack(item, len(body), weight, priority, fingerprint is not None,
-                                 len(slot)), fingerprint or NO_FP, slot, body))
-    return CRC.pack(zlib.crc32(rest)) + rest
+    fields = FIELDS.pack(item, len(body), weight, priority, fingerprint is not None, len(slot))
+    fingerprint = fingerprint or NO_FP
+    crc = zlib.crc32(body, zlib.crc32(slot, zlib.crc32(fingerprint, zlib.crc32(fields))))
+    return b"".join((CRC.pack(crc), fields, fingerprint, slot, body))
 
 
 def body_of(record: bytes) -> bytes:

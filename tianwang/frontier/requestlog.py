@@ -1,8 +1,9 @@
 """Where the frontier keeps its requests: in memory, or in an append-only log under JOBDIR.
 
 The log (``requests.log``) holds one record per request ever pushed, in push order; a
-request's id is its record number. A second file (``done.log``) holds the ids of requests
-whose processing finished (downloaded, parsed, their items stored and their links pushed).
+request's id is its record number (and written in its record). A second file
+(``done.log``) holds the ids of requests whose processing finished (downloaded, parsed,
+their items stored and their links pushed).
 On resume, pending = pushed - done, in the original order.
 
 Crash safety (SIGKILL, not power loss): the write-ahead rule. New records are buffered
