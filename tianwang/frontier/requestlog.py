@@ -109,8 +109,10 @@ class RequestLog:
         self._memory: dict[int, Request] = {}  # requests that cannot be serialized
         self.unserializable = 0
         self._lost: set[int] = set()  # unserializable requests of an earlier run
-        # Damaged spans met on resume: (start, end, ids hidden), left in place.
+        # Damaged spans met on resume: (start, end, ids hidden), left in place; the hidden
+        # ids done.log does not mark done (requests lost).
         self.damaged: list[tuple[int, int, int]] = []
+        self.hidden_pending = 0
         self._fd = -1
         self._done_fd = -1
         self._buffer = bytearray()  # records not yet written, from offset _flushed on
@@ -128,7 +130,7 @@ class RequestLog:
         if not is_current(self._path):
             self._rewrite_v1()
         done = self._read_done()
-        for entry in self._scan():
+        for entry in self._scan(done):
             finished = entry.item in self._lost or (entry.item < len(done)
                                                     and bool(done[entry.item]))
             visit(LogEntry(*entry[:5], done=finished))
@@ -144,14 +146,16 @@ class RequestLog:
         os.ftruncate(self._done_fd, done_size - done_size % 8)
         os.lseek(self._done_fd, 0, os.SEEK_END)
 
-    def _scan(self) -> Iterator[Record]:
-        """Each record that reads; an id a damaged span hid is never read (offsets only)."""
+    def _scan(self, done: bytes) -> Iterator[Record]:
+        """Each record that reads; an id a damaged span hid is never read (offsets only),
+        and counted in ``hidden_pending`` if done.log does not mark it done."""
         self._offsets = array("q", [len(MAGIC)])
         for record in scan_log(self._path, self._damaged):
             if not record.length:
                 self._lost.add(record.item)  # kept in memory only, by a run that is gone
-            while len(self._offsets) <= record.item:
-                self._offsets.append(record.start)  # a hidden id's: never read
+            while (hidden := len(self._offsets) - 1) < record.item:
+                self.hidden_pending += not (hidden < len(done) and done[hidden])
+                self._offsets.append(record.start)  # never read
             # Record i starts at offsets[i]; a read takes its body by its own length, so a
             # damaged span before it may stay in the previous record's range.
             self._offsets[record.item] = record.start

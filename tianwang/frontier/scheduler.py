@@ -466,16 +466,16 @@ class FrontierScheduler(FrontierSchedulerBase):
             self.stats.set_value("tianwang/frontier/resumed_pending", pending)
 
     def _report_damage(self, log: RequestLog) -> None:
-        """Damaged spans of the log, skipped: the requests they hid are lost (their pages'
-        links are not pushed again), counted as failed."""
+        """Damaged spans of the log, skipped: the pending requests they hid are lost (the
+        pages that linked them are done: their links are not pushed again), counted as
+        failed."""
         if not log.damaged:
             return
-        hidden = sum(lost for _start, _end, lost in log.damaged)
-        start, end, _lost = log.damaged[0]
+        start, end, _hidden = log.damaged[0]
         logger.error("The request log in %s has %d damaged span(s), the first at bytes %d-%d, "
-                     "left in place and skipped: %d pending or done requests in them are lost",
-                     self.directory, len(log.damaged), start, end, hidden)
-        self.counts[LOST_IN_LOG] += hidden
+                     "left in place and skipped: %d pending requests in them are lost",
+                     self.directory, len(log.damaged), start, end, log.hidden_pending)
+        self.counts[LOST_IN_LOG] += log.hidden_pending
 
     def close(self, reason: str) -> None:
         super().close(reason)
@@ -588,7 +588,7 @@ class FrontierScheduler(FrontierSchedulerBase):
     def _set_aside(self, item: int, error: UnreadableRequest) -> None:
         """A request the log holds but cannot give back (damaged, or its callback gone from
         the spider): counted as failed, marked done so no later run meets it again, and the
-        pick goes on. An exception here would stop the engine's loop and hang the crawl."""
+        pick goes on to the next."""
         self.counts[UNREADABLE] += 1
         if not self._logged_unreadable:
             self._logged_unreadable = True
