@@ -163,6 +163,15 @@ def test_a_damaged_history_is_refused_in_one_line_and_left_as_it_is(tmp_path: Pa
     assert (data / "changes.sqlite").read_bytes() == damaged  # never replaced
 
 
+def test_the_changes_report_names_a_damaged_history_without_a_traceback(tmp_path: Path) -> None:
+    from tests.conftest import tianwang_cli
+
+    (tmp_path / "changes.sqlite").write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 16)
+    result = tianwang_cli("changes", "report", str(tmp_path))
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "changes.sqlite" in result.stderr and "damaged" in result.stderr
+
+
 def test_changes_report(refreshed: dict, changing_web: TestWeb, tmp_path: Path) -> None:
     from tests.conftest import tianwang_cli
 

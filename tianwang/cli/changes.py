@@ -19,7 +19,7 @@ from typing import TextIO
 from tianwang import default_settings as defaults
 from tianwang.analysis.changerates import classes
 from tianwang.analysis.revisits import DAY, TWO_CLASS, UrlRate, frequencies, url_rates
-from tianwang.formats.history import FILE_NAME, HistoryStore, Visit
+from tianwang.formats.history import FILE_NAME, HistoryDamaged, HistoryStore, Visit
 
 # Upper ends of the rate table's bins, in changes a day (0 has a row of its own).
 BIN_ENDS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, math.inf)
@@ -57,7 +57,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         with HistoryStore(args.dir, readonly=True) as store:
             visits = list(store.visits())
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, OSError, HistoryDamaged) as exc:
         print(f"tianwang changes report: {path}: {exc}", file=sys.stderr)
         return 1
     rates = url_rates(visits)

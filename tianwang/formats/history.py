@@ -82,8 +82,8 @@ class HistoryStore:
         self.path = Path(data_dir) / FILE_NAME
         try:
             self._db = self._open(readonly)
-        except sqlite3.OperationalError:  # cannot be opened or written: not damage
-            raise
+        except sqlite3.OperationalError as error:  # cannot be opened or written: not damage
+            raise OSError(None, str(error), str(self.path)) from None
         except sqlite3.DatabaseError as error:
             raise HistoryDamaged(self.path, error) from None
         self._uncommitted = 0

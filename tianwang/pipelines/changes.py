@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import sqlite3
 from datetime import UTC
 from typing import Any
 
@@ -60,9 +59,9 @@ class ChangeStatsPipeline:
     def open_spider(self) -> None:
         try:
             self.store = HistoryStore(self.data_dir)
-        except (OSError, sqlite3.OperationalError) as exc:
-            raise SettingError("TIANWANG_DATA_DIR", self.data_dir, "a writable directory "
-                               f"({getattr(exc, 'strerror', None) or exc})") from None
+        except OSError as exc:
+            raise SettingError("TIANWANG_DATA_DIR", self.data_dir,
+                               f"a writable directory ({exc.strerror})") from None
 
     def close_spider(self) -> None:
         store, self.store = self.store, None

@@ -21,7 +21,6 @@ for tests); `all=1` revisits every url whatever its due time.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
@@ -89,7 +88,7 @@ class RefreshSpider(Spider):
                 visits = list(store.visits())
                 states = list(store.pages())
                 lastmods = store.lastmods()
-        except (OSError, sqlite3.OperationalError) as exc:  # HistoryDamaged says itself
+        except OSError as exc:  # HistoryDamaged says itself
             raise SettingError("TIANWANG_DATA_DIR", data_dir,
                                f"a crawl's data directory ({exc})") from None
         self.known = {state.url for state in states}
