@@ -10,7 +10,7 @@ from pathlib import Path
 from scrapy import Request, Spider
 
 from tests.conftest import scrapy_crawl
-from tianwang.formats.requestlog import MAGIC, pack, read_done, scan_log
+from tianwang.formats.requestlog import MAGIC, body_of, pack, read_done, scan_log
 from tianwang.frontier.requestlog import MemoryStore, RequestLog
 from tianwang.testweb.launcher import TestWebProcess
 from tianwang.testweb.model import SyntheticWeb
@@ -240,6 +240,4 @@ def test_a_crawl_resumes_a_damaged_jobdir_to_its_end_and_says_what_it_lost(
 
 def _url(blob: bytes | bytearray, record) -> str:
     """A logged request's url (the body of a record, as the codec wrote it)."""
-    from tianwang.formats.requestlog import body_of
-
     return marshal.loads(body_of(bytes(blob[record.start : record.end]))[1:])["url"]
