@@ -496,3 +496,26 @@ async def test_a_take_whose_best_1024_are_all_of_a_capped_site_brings_other_host
     await closed(frontier)
     assert leased.count(site) == 4
     assert len(leased) == 16  # 12 of the other hosts (none without the sample)
+
+
+@aio
+async def test_requests_given_back_to_redis_come_back_once_and_the_rest_stay_queued(
+    redis_server: RedisServer,
+) -> None:
+    """Buckets moved away mid-crawl: the node gives back what it holds of them and rebuilds
+    its local queue with the rest, renumbered. Every url is still fetched exactly once (a
+    lone node takes its given-back requests again), after numbers were reused by picks."""
+    urls = [f"http://h{i % 6}.example.com/d{i % 3}/p{i}.html" for i in range(90)]
+    frontier = await scheduler(redis_server, TIANWANG_SORTED_PICKS=1000)
+    for url in urls:
+        frontier.enqueue_request(Request(url))
+    fetched = [(await next_of(frontier)).url for _ in range(10)]  # numbers released
+    for url in urls[:12]:  # seen: dropped, the held ones' numbers reused by the rest
+        frontier.enqueue_request(Request(url))
+    buckets = {bucket_of(f"h{i}.example.com", frontier.frontier.buckets) for i in (1, 4)}
+    await frontier._give_back(buckets)
+    assert frontier.counts["tianwang/redis/given_back"] > 0
+    assert all(frontier.queue.pending(item) for item in frontier._local)
+    fetched += await drain_node(frontier)
+    await closed(frontier)
+    assert sorted(fetched) == sorted(urls)

@@ -228,13 +228,14 @@ def test_random_picks_skip_full_slots() -> None:
     assert not [item for item in picks if item % 4 == 3]
 
 
-def test_ids_may_have_gaps_but_must_grow() -> None:
+def test_ids_may_have_gaps_and_a_pending_one_is_never_pushed_again() -> None:
     queue = FrontierQueue(1, 1, seed=1)
     queue.push(3, (1, 0), 0)
     queue.push(10, (2, 0), 0)
-    with pytest.raises(ValueError, match="after a larger one"):
-        queue.push(4, (1, 0), 0)
-    assert sorted(drain(queue)) == [3, 10]
+    queue.push(4, (1, 0), 0)
+    with pytest.raises(ValueError, match="while pending"):
+        queue.push(10, (1, 0), 0)
+    assert sorted(drain(queue)) == [3, 4, 10]
 
 
 def test_pending_by_key_counts_what_is_left() -> None:
@@ -460,3 +461,48 @@ def test_a_raised_request_files_after_the_requests_already_at_its_new_key(seed: 
             expected = max(pending, key=lambda i: (pending[i][0], -pending[i][1]))
             assert queue.pop() == expected
             del pending[expected]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize(("sorted_picks", "host_picks", "random_picks", "turns", "first"),
+                         [(1, 0, 1, 0, 0), (7, 1, 1, 4, 2), (3, 1, 0, 31, 1)])
+def test_numbers_given_out_again_and_arrivals_renumbered_change_no_pick(
+        seed: int, sorted_picks: int, host_picks: int, random_picks: int, turns: int,
+        first: int) -> None:
+    """A queue whose items are numbered by new_item and released once taken, and whose
+    arrivals are renumbered every few dozen pushes, picks pick by pick what a queue given
+    ever-growing ids and never renumbered picks (pushes, raises, slots blocked at random),
+    while its columns stay in proportion to what is pending."""
+    rng = random.Random(seed)
+    options = {"seed": seed, "turns": turns, "first": first, "host_picks": host_picks}
+    plain = FrontierQueue(sorted_picks, random_picks, **options)
+    reused = FrontierQueue(sorted_picks, random_picks, **options)
+    reused.renumber_after = 16
+    plain_id, ids = 0, {}  # reused's item -> plain's id
+    most_pending = picks = 0
+    for _step in range(4000):
+        action = rng.random()
+        if action < 0.45:
+            key = (rng.randrange(-3, 12), rng.randrange(-2, 3))
+            slot, is_seed = rng.randrange(40), rng.random() < 0.05
+            item = reused.new_item()
+            reused.push(item, key, slot, is_seed)
+            plain.push(plain_id, key, slot, is_seed)
+            ids[item], plain_id = plain_id, plain_id + 1
+        elif action < 0.55 and ids:
+            item = rng.choice(list(ids))
+            key = (rng.randrange(0, 20), 0)
+            assert reused.raise_weight(item, key) == plain.raise_weight(ids[item], key)
+        else:
+            full = {slot for slot in range(40) if rng.random() < 0.3}
+            got = pop_ready(reused, lambda slot, full=full: slot in full)
+            expected = pop_ready(plain, lambda slot, full=full: slot in full)
+            assert (None if got is None else ids.pop(got)) == expected, f"pick {picks}"
+            if got is not None:
+                reused.release(got)
+            picks += 1
+        most_pending = max(most_pending, len(reused))
+    assert picks > 1000 and reused.picks == plain.picks
+    assert reused.pending_by_key() == plain.pending_by_key()
+    assert reused.new_item() <= most_pending  # numbers reused, never past the most pending
+    assert reused._renumbered > 10 and len(reused._item_of) < 16 + 4 * len(reused)

@@ -122,7 +122,6 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._outbox: list[Push] = []
         # local id -> (taken from Redis, its request): leased, pending here
         self._local: dict[int, tuple[Taken, Request]] = {}
-        self._next_id = 0
         # url handed out -> its members in flight whose page is not marked stored yet (two
         # requests of one url may be out at once: dont_filter, a refresh)
         self._members: dict[str, deque[str]] = {}
@@ -369,12 +368,12 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 self.counts["tianwang/frontier/dedup/filtered"] += len(outbox) - new
             if counts != (0, 0) and not taken:
                 self._last_empty_take = time.monotonic()
-            first = self._next_id
-            bad = [entry for entry in taken if not self._add_local(entry)]
+            added = [(entry, self._add_local(entry)) for entry in taken]
+            bad = [entry for entry, item in added if item is None]
             for entry in bad:
                 await self.frontier.set_aside(entry.member, entry.blob or b"")
             if self.cash is not None and (taken or self._stale_cash):
-                await self._read_cash(range(first, self._next_id))
+                await self._read_cash([item for _entry, item in added if item is not None])
             self.counts["tianwang/redis/taken"] += len(taken) - len(bad)
             self._owe_random(taken)
         if self._chunks and self.frontier.queued < sum(counts):  # ran short: unpack now
@@ -439,8 +438,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         queued = request.meta.pop(meta.QUEUED, None)
         weight, first_turn, cash = (queued[1:] if queued
                                     else (taken.weight, taken.first_turn, 0.0))
-        item = self._next_id
-        self._next_id += 1
+        item = self.queue.new_item()
         self._local[item] = (taken, request)
         self._item_cash[item] = cash
         self._push(item, weight, taken.priority, self.slot_name(request),
@@ -448,26 +446,26 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self.counts["tianwang/frontier/requeued"] += 1
         return True
 
-    def _add_local(self, taken: Taken) -> bool:
-        """Queue a request taken from Redis here; False for one that does not decode."""
+    def _add_local(self, taken: Taken) -> int | None:
+        """Queue a request taken from Redis here: its queue item, None for one that does
+        not decode."""
         try:
             request = decode(taken.blob or b"", self.spider)
         except SchemaError as error:
             self.counts["tianwang/redis/requests_set_aside"] += 1
             logger.error("Redis: request %s of node %s does not decode (%s): set aside in "
                          "badrequests", taken.member, self.frontier.node, error)
-            return False
-        item = self._next_id
-        self._next_id += 1
+            return None
+        item = self.queue.new_item()
         if taken.stored:
             request.meta[meta.STORED] = True
             self.counts["tianwang/redis/stored_before"] += 1
         self._local[item] = (taken, request)
         self._push(item, taken.weight, taken.priority, self.slot_name(request),
                    first_turn=taken.first_turn)
-        return True
+        return item
 
-    async def _read_cash(self, items: range) -> None:
+    async def _read_cash(self, items: list[int]) -> None:
         """The cash in Redis of the requests just taken (what their pages' links will share)
         and, read again, of the pages handed out since the last round trip (links pushed
         after their take raised it): one call for both."""
@@ -766,18 +764,23 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 self._drop_local(items)
 
     def _drop_local(self, items: set[int]) -> None:
-        """Forget local requests: the local queue is rebuilt without them."""
+        """Forget local requests: the local queue is rebuilt without them, the others
+        pushed again in the order they came (numbered anew by the new queue)."""
         old, self.queue = self.queue, new_queue(self.config, count_first=False)
-        for item in sorted(self._local):
-            taken, _request = self._local[item]
+        local, self._local = self._local, {}
+        cash, self._item_cash = self._item_cash, {}
+        for item in sorted(local, key=old.arrival):
+            taken, request = local[item]
             slot = old.slot(item)
             if item in items:
-                del self._local[item]
-                self._item_cash.pop(item, None)
                 self.queue_slots.finished(slot)
-            else:
-                self._enqueue(item, (taken.weight, taken.priority), slot,
-                              first_turn=taken.first_turn)
+                continue
+            new = self.queue.new_item()
+            self._local[new] = (taken, request)
+            if item in cash:
+                self._item_cash[new] = cash[item]
+            self._enqueue(new, (taken.weight, taken.priority), slot,
+                          first_turn=taken.first_turn)
         self._hosts_changed()  # the new queue's slots opened or shut as their hosts are
 
 

@@ -17,7 +17,11 @@ pending (cash only grows), which is what lets the queue re-file it lazily (queue
 ``raise_weight``).
 
 Memory: per request id, 32 bits of its fingerprint and its cash (float32), and a slot in
-an open-addressing table of ids (uint32) kept at most 3/4 full: 8 + 4/load bytes. Finding
+an open-addressing table of ids (uint32) kept at most 3/4 full: 8 + 4/load bytes. Ids are
+the queue's item numbers, given out again once their request is handed out: ``forget``
+takes an id out of the table then, so the table and the columns grow with what is pending
+at once, not with every url the crawl ever admitted (a url handed out needs no more cash:
+links to it are duplicates). Finding
 a url's id costs a few probes. Only 32 bits of a url are kept (8 would cost 4 bytes more):
 a url whose 32 bits equal an earlier one's (a share n / 2**32 of n urls, 0.2% at ten
 million) is found as that one, so the shares of its later in-links go to it. That is a
@@ -113,16 +117,16 @@ class LinkCash:
         return link_bonus(self.per_doubling, self._cash[item], self.relative, base)
 
     def add(self, item: int, key: int | None, cash: float, first: float = 1.0) -> None:
-        """A new id, its url's key (None: never to be found, a dont_filter request), its
-        first cash and that share as a link within the host would have brought it (what
-        `relative` discounts); ids must grow (gaps are fine)."""
-        if item != len(self._cash):
-            self._skip_to(item)
+        """A new id (one forgotten, or above every id added so far), its url's key (None:
+        never to be found, a dont_filter request), its first cash and that share as a link
+        within the host would have brought it (what `relative` discounts)."""
+        if item >= len(self._cash):
+            self._skip_to(item + 1)
         check = 0 if key is None else key & 0xFFFFFFFF
-        self._check.append(check)
-        self._cash.append(cash)
+        self._check[item] = check
+        self._cash[item] = cash
         if self.relative:
-            self._base.append(base_of(first))
+            self._base[item] = base_of(first)
         if key is None:
             return
         self._used += 1
@@ -134,10 +138,31 @@ class LinkCash:
             at = (at + 1) & mask
         table[at] = item + 1
 
-    def _skip_to(self, item: int) -> None:
-        gap = item - len(self._cash)
-        if gap < 0:
-            raise ValueError(f"id {item} added after a larger one")
+    def forget(self, item: int) -> None:
+        """The id's url is no longer to be found (its request was handed out): out of the
+        table, which closes the gap behind it (linear probing's deletion), so its id may be
+        added again for another url."""
+        if item >= len(self._check):
+            return
+        table, mask = self._table, self._mask
+        at = self._check[item] & mask
+        while table[at] != item + 1:
+            if table[at] == _EMPTY:
+                return  # added without a key (a dont_filter request)
+            at = (at + 1) & mask
+        self._used -= 1
+        gap, at = at, (at + 1) & mask
+        while (slot := table[at]) != _EMPTY:
+            home = self._check[slot - 1] & mask
+            # The entry may move back to the gap unless its home lies after the gap, up to it.
+            if (at - home) & mask >= (at - gap) & mask:
+                table[gap] = slot
+                gap = at
+            at = (at + 1) & mask
+        table[gap] = _EMPTY
+
+    def _skip_to(self, size: int) -> None:
+        gap = size - len(self._cash)
         self._check.extend(array("I", [0]) * gap)
         self._cash.extend(array("f", [0.0]) * gap)
         if self.relative:

@@ -1,12 +1,15 @@
 """The ordering policy of the frontier (seed 000): N sorted picks, then H host picks and M
 random picks, among the slots (hosts) that are ready.
 
-Items are request ids (ints, increasing in arrival order), each with a sort key (weight,
-priority) and a slot number. A slot is a host, or under a level limit a host's level
-(levels.py). The scheduler says which slots may give a request now (``block``,
-``unblock``: its host is in its politeness delay, paused, at its concurrency, waiting for
-its robots.txt); a pick only ever looks at ready slots, so it costs O(log slots) however
-many hosts wait, and no request is handed out to wait in the downloader.
+Items are ints the queue numbers (``new_item``), each with a sort key (weight, priority)
+and a slot number. An item taken is released once its caller has read it (``release``)
+and its number is given out again: the columns by item grow with what is pending at once,
+not with the crawl's length (a month of urls would otherwise cost tens of bytes each). A
+slot is a host, or under a level limit a host's level (levels.py). The scheduler says
+which slots may give a request now (``block``, ``unblock``: its host is in its politeness
+delay, paused, at its concurrency, waiting for its robots.txt); a pick only ever looks at
+ready slots, so it costs O(log slots) however many hosts wait, and no request is handed out
+to wait in the downloader.
 
 Order, the same as the shared frontier's (tianwang/order.py holds the layout):
 
@@ -24,7 +27,9 @@ Each slot keeps its items in a binary heap of packed ints (rank and arrival, 8 b
 item); the ready slots are in a heap by their best item. Taken items are left in the heaps
 and skipped when they reach a top (lazy deletion). Raising an item's weight (link relations,
 linkscore.py) pushes it again with a new arrival, as a new item of its new key would be;
-its old copy is stale (the item's arrival is the new one).
+its old copy is stale (the item's arrival is the new one). Arrivals are numbered afresh,
+in their order, once most of those given out are of items no longer pending: the heaps and
+the arrival column stay in proportion to what is pending, however long the crawl.
 """
 
 from __future__ import annotations
@@ -46,6 +51,11 @@ from tianwang.order import (
     rank_of,
     split_key,
 )
+
+# Arrivals given out before they are numbered afresh: this many, or this many times what is
+# pending (the renumbering walks every pending item: its cost is spread over as many pushes).
+RENUMBER_AFTER = 1 << 20
+RENUMBER_FACTOR = 4
 
 # Tries of a random pick before it gives up on a crawl whose pending items are almost all
 # on slots that are not ready; a pick that gives up becomes a sorted pick.
@@ -100,6 +110,10 @@ class FrontierQueue:
         self._is_first = bytearray()  # id -> 1 + its first-item turn, 0 for an ordinary one
         self._firsts = 0  # first items pending
         self._item_of = array("i")  # arrival -> id
+        self._released = array("i")  # ids taken and released: given out again first
+        self._issued = 0  # ids below this one were given out by new_item
+        self.renumber_after = RENUMBER_AFTER
+        self._renumbered = 0  # times the arrivals were numbered afresh
         self._dense = array("i")  # the pending ids, in no order (random picks)
         self._by_weight: Counter[int] = Counter()
         self._heaps: dict[int, array] = {}  # slot -> its items, packed, best on top
@@ -112,15 +126,32 @@ class FrontierQueue:
     def __len__(self) -> int:
         return len(self._dense)
 
+    # --- item numbers ------------------------------------------------------------------
+
+    def new_item(self) -> int:
+        """A number for an item to push: one released, or one never used."""
+        if self._released:
+            return self._released.pop()
+        item = self._issued = max(self._issued, len(self._pos))
+        self._issued += 1
+        return item
+
+    def release(self, item: int) -> None:
+        """An item taken, its slot and weight read: its number may be given out again."""
+        if self.pending(item):
+            raise ValueError(f"item {item} is pending")
+        self._released.append(item)
+
     # --- adding ------------------------------------------------------------------------
 
     def push(self, item: int, key: Key, slot: int, seed: bool = False,
              host: int | None = None, fresh: bool = True) -> None:
-        """Add a pending id; ids must grow (gaps are fine: ids taken in an earlier run).
-        seed: the request is a seed (no page linked to it): its host has seed_first first
-        items. host: what the first items are counted by (the slot itself by default; a
-        host's slots are per level when the crawl goes level by level). fresh=False: a
-        request the queue held before (sent back to it), which is no host's first again."""
+        """Add a pending id: one from new_item, or one above every id pushed so far (gaps
+        are fine). seed: the request is a seed (no page linked to it): its host has
+        seed_first first items. host: what the first items are counted by (the slot itself
+        by default; a host's slots are per level when the crawl goes level by level).
+        fresh=False: a request the queue held before (sent back to it), which is no host's
+        first again."""
         if not fresh:
             code = key_of(*key)
             self._add(item, key, slot, rank_of(code, self._turn(slot, code)))
@@ -148,31 +179,38 @@ class FrontierQueue:
         self._firsts += 1
 
     def _add(self, item: int, key: Key, slot: int, rank: int) -> None:
-        gap = item - len(self._pos)
-        if gap < 0 or item > MAX_ID:
-            raise ValueError(f"id {item} pushed after a larger one, or above {MAX_ID}")
-        if gap:
-            for column, fill in ((self._pos, -1), (self._slot_of, 0), (self._weight_of, 0),
-                                 (self._priority_of, 0), (self._arrival_of, -1)):
-                column.extend(array(column.typecode, [fill]) * gap)
-            self._is_first.extend(bytes(gap))
+        if item >= len(self._pos):
+            self._extend(item)
+        elif self._pos[item] >= 0:
+            raise ValueError(f"id {item} pushed while pending")
         weight, priority = split_key(key_of(*key))
-        self._pos.append(len(self._dense))
-        self._slot_of.append(slot)
-        self._weight_of.append(weight)
-        self._priority_of.append(priority)
-        self._arrival_of.append(-1)
-        self._is_first.append(0)
+        self._pos[item] = len(self._dense)
+        self._slot_of[item] = slot
+        self._weight_of[item] = weight
+        self._priority_of[item] = priority
+        self._is_first[item] = 0
         self._dense.append(item)
         self._by_weight[weight] += 1
         self._file(item, slot, rank)
 
+    def _extend(self, item: int) -> None:
+        """The columns, long enough for this id."""
+        if item > MAX_ID:
+            raise ValueError(f"id {item} above {MAX_ID}")
+        more = item + 1 - len(self._pos)
+        for column, fill in ((self._pos, -1), (self._slot_of, 0), (self._weight_of, 0),
+                             (self._priority_of, 0), (self._arrival_of, -1)):
+            column.extend(array(column.typecode, [fill]) * more)
+        self._is_first.extend(bytes(more))
+
     def _file(self, item: int, slot: int, rank: int) -> None:
         """Put an id in its slot's heap with a new arrival, and offer the slot if its best
         item changed."""
+        if len(self._item_of) >= max(self.renumber_after, RENUMBER_FACTOR * len(self._dense)):
+            self._renumber()
         arrival = len(self._item_of)
         if arrival > MAX_ID:
-            raise ValueError(f"more than {MAX_ID} arrivals")
+            raise ValueError(f"more than {MAX_ID} arrivals pending")
         self._item_of.append(item)
         self._arrival_of[item] = arrival
         heap = self._heaps.get(slot)
@@ -209,6 +247,40 @@ class FrontierQueue:
         slot = self._slot_of[item]
         self._file(item, slot, rank_of(code, self._turn(slot, code)))
         return True
+
+    def _renumber(self) -> None:
+        """Number the pending items' live arrivals afresh, 0 up, in their order, and drop
+        every stale copy from the heaps. Each heap's order, and so every pick to come, is
+        what it was: only the numbers and the dead entries change."""
+        item_of, arrival_of = self._item_of, self._arrival_of
+        heaps = {slot: live for slot, heap in self._heaps.items() if (live := self._live(heap))}
+        order = sorted(self._dense, key=arrival_of.__getitem__)
+        for arrival, item in enumerate(order):
+            arrival_of[item] = arrival
+        self._item_of = array("i", order)
+        self._ready, self._offered = [], {}
+        for slot, live in heaps.items():
+            renumbered = [packed & ~MAX_ID | arrival_of[item_of[packed & MAX_ID]]
+                          for packed in live]
+            heapq.heapify(renumbered)
+            heap = heaps[slot] = array("q", renumbered)
+            if self.ready(slot):
+                self._offered[slot] = heap[0]
+                self._ready.append((heap[0], slot))
+        heapq.heapify(self._ready)
+        self._heaps = heaps
+        self._renumbered += 1
+
+    def _live(self, heap: array) -> list[int]:
+        """A heap's entries that are an item's live copy (neither taken nor raised since)."""
+        item_of, arrival_of, pos = self._item_of, self._arrival_of, self._pos
+        live = []
+        for packed in heap:
+            arrival = packed & MAX_ID
+            item = item_of[arrival]
+            if pos[item] >= 0 and arrival_of[item] == arrival:
+                live.append(packed)
+        return live
 
     # --- which slots are ready -----------------------------------------------------------
 
@@ -364,6 +436,10 @@ class FrontierQueue:
     def slot(self, item: int) -> int:
         """The slot number an id was pushed with."""
         return self._slot_of[item]
+
+    def arrival(self, item: int) -> int:
+        """A pending id's place among equals: the later it came (or was raised), the higher."""
+        return self._arrival_of[item]
 
     def first_turn(self, item: int) -> int | None:
         """The host's first-item turn an id was pushed in, None for an ordinary one."""

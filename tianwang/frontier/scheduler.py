@@ -30,6 +30,7 @@ log that cannot be written is a storage failure too.
 from __future__ import annotations
 
 import logging
+from array import array
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -322,7 +323,14 @@ class FrontierSchedulerBase(BaseScheduler):
         self.limits.left(urlparse_cached(request).hostname or "")
         self.slots.handed_out(request, self.queue_slots.host(slot))
         self.counts["scheduler/dequeued"] += 1
+        self._release(item)
         return request
+
+    def _release(self, item: int) -> None:
+        """A queue item taken and read: its number (and its cash's place) may be reused."""
+        self.queue.release(item)
+        if self.cash is not None:
+            self.cash.forget(item)
 
     def _collect_done(self) -> None:
         """Tell the subclass which handed-out requests the engine has finished with."""
@@ -425,6 +433,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         self.dupefilter = dupefilter
         self.directory = Path(jobdir, STATE_DIR) if jobdir else None
         self.store: MemoryStore | RequestLog = MemoryStore()
+        self._stored = array("q")  # queue item -> the store's id of its request
         self._logged_duplicate = False
         self._logged_unreadable = False
 
@@ -449,10 +458,11 @@ class FrontierScheduler(FrontierSchedulerBase):
             if not entry.done:
                 pending += 1
                 self.limits.admitted(entry.slot.partition(SEPARATOR)[0])
-                self._push(entry.item, entry.weight, entry.priority, entry.slot)
+                item = self._item_for(entry.item)
                 if self.cash is not None:  # the cash is not logged: only later links count
                     key = None if entry.fingerprint is None else LinkCash.key(entry.fingerprint)
-                    self.cash.add(entry.item, key, 0.0)
+                    self.cash.add(item, key, 0.0)
+                self._push(item, entry.weight, entry.priority, entry.slot)
 
         log.open(visit)
         self._report_damage(log)
@@ -517,10 +527,11 @@ class FrontierScheduler(FrontierSchedulerBase):
         name = self.slot_name(request)
         # The log first: the filter may only hold urls whose request is safely logged.
         try:
-            item = self.store.put(request, weight, name, fingerprint)
+            stored = self.store.put(request, weight, name, fingerprint)
         except OSError as error:  # the page that linked it is fetched again on the next run
             self._log_failed(error)
             return False
+        item = self._item_for(stored)
         if fingerprint is not None:
             self.dupefilter.add(fingerprint)
             self.counts["tianwang/frontier/dedup/added"] += 1
@@ -540,10 +551,11 @@ class FrontierScheduler(FrontierSchedulerBase):
         restore_dont_filter(request)
         name = self.slot_name(request)
         try:
-            item = self.store.put(request, weight, name, None)
+            stored = self.store.put(request, weight, name, None)
         except OSError as error:
             self._log_failed(error)
             return False
+        item = self._item_for(stored)
         self.limits.readmitted(urlparse_cached(request).hostname or "")
         if self.cash is not None:
             self.cash.add(item, None, cash)
@@ -552,6 +564,14 @@ class FrontierScheduler(FrontierSchedulerBase):
         self.counts["tianwang/frontier/requeued"] += 1
         self.counts["scheduler/enqueued"] += 1
         return True
+
+    def _item_for(self, stored: int) -> int:
+        """A queue item for the request the store keeps under this id."""
+        item = self.queue.new_item()
+        if item >= len(self._stored):
+            self._stored.extend(array("q", [0]) * (item + 1 - len(self._stored)))
+        self._stored[item] = stored
+        return item
 
     def _seed_host(self, name: str) -> None:
         """The host of slot `name` is a seed's (its seed came as a duplicate). The shared
@@ -577,15 +597,16 @@ class FrontierScheduler(FrontierSchedulerBase):
     def _next_request(self) -> Request | None:
         self._collect_done()
         while (item := self._pick()) is not None:
+            stored = self._stored[item]
             try:
-                request = self.store.get(item)
+                request = self.store.get(stored)
             except UnreadableRequest as error:
-                self._set_aside(item, error)
+                self._set_aside(item, stored, error)
                 continue
-            return self._hand_out(item, request, item)
+            return self._hand_out(item, request, stored)
         return None
 
-    def _set_aside(self, item: int, error: UnreadableRequest) -> None:
+    def _set_aside(self, item: int, stored: int, error: UnreadableRequest) -> None:
         """A request the log holds but cannot give back (damaged, or its callback gone from
         the spider): counted as failed, marked done so no later run meets it again, and the
         pick goes on to the next."""
@@ -593,12 +614,13 @@ class FrontierScheduler(FrontierSchedulerBase):
         if not self._logged_unreadable:
             self._logged_unreadable = True
             logger.error("Request %d of the request log in %s cannot be read (%s): set aside; "
-                         "later ones are counted as %s", item, self.directory or "memory",
+                         "later ones are counted as %s", stored, self.directory or "memory",
                          error, UNREADABLE)
         slot = self.queue.slot(item)
+        self._release(item)
         self.limits.left(self.queue_slots.names[slot].partition(SEPARATOR)[0])
         if not self.frozen:
-            self._requests_done([], [item])
+            self._requests_done([], [stored])
         if self.queue_slots.finished(slot):
             self._host_changed(self.queue_slots.host(slot))
 
