@@ -29,6 +29,7 @@ from tianwang.distributed.mapping import bucket_of
 from tianwang.distributed.redisfrontier import PROBE_TIMEOUT, Push, RedisFrontier, job_prefix
 from tianwang.distributed.redisscheduler import open_frontier
 from tianwang.frontier.queue import FrontierQueue
+from tianwang.order import key_of, rank_in, rank_of
 
 BUCKETS = 64
 _jobs = itertools.count()
@@ -553,3 +554,44 @@ async def test_a_damaged_chunk_is_set_aside_and_the_others_still_come_back(
     assert client.hget(a.key("badchunks"), best) == b"not zlib"
     assert sorted(taken + await drain(a)) == sorted(urls[:7] + urls[40:])
     assert await a.finished()
+
+
+@aio
+@pytest.mark.parametrize("start", [2**31 - 40, 2**32 - 40])
+async def test_a_shard_past_two_to_the_31_pushes_keeps_weights_order_and_every_request(
+    redis_server, job, start: int
+) -> None:
+    """A shard's counter of pushes passes 2**31 and 2**32 in a long busy crawl (a month at
+    a few thousand new urls a second): the requests pushed across it keep their weights,
+    leave by weight, and all come back once, through the window's chunks too; a link then
+    still raises a url pushed past it."""
+    client = redis.Redis.from_url(redis_server.url)
+    a = node(redis_server, job, "a", link_weight=1.0)
+    await a.heartbeat(30)
+    client.set(a.key("seq"), start)
+    rng = random.Random(3)
+    urls = [f"http://h{i % 13}.example.com/p{i}" for i in range(300)]
+    weights = [rng.randint(0, 9) for _ in urls]
+    await a.push([replace(push_of(url, weight), share=1.0)
+                  for url, weight in zip(urls, weights, strict=True)])
+    assert int(client.get(a.key("seq"))) > start + 200
+    # Every score reads back the rank it was given (the key of its weight, turn 0).
+    scores = client.zrange(a.key("q:a"), 0, -1, withscores=True)
+    assert {rank_in(score) for _member, score in scores} <= {
+        rank_of(key_of(weight, 0), 0) for weight in range(10)}
+    raised = urls[-1]  # pushed past the counter's wrap: a link brings it 2**12 doublings more
+    assert await a.push([replace(push_of(raised, weights[-1]), share=4096.0)]) == [False]
+    assert a.raised == 1
+    assert (await a.window(100)).chunks >= 1
+    taken = []
+    while batch := await a.take(50, 0):
+        taken += batch
+        await a.ack(t.member for t in batch)
+        await a.window(100)
+    got = {t.blob.decode(): t.weight for t in taken}
+    assert sorted(got) == sorted(urls) and len(taken) == len(urls)
+    assert got[raised] == weights[-1] + 12
+    expected = {url: weight for url, weight in zip(urls, weights, strict=True)} | {
+        raised: weights[-1] + 12}
+    assert got == expected
+    assert [t.weight for t in taken] == sorted((t.weight for t in taken), reverse=True)

@@ -17,8 +17,12 @@ double, ``id - rank * 2**31`` (ZPOPMIN takes the highest rank, then the oldest i
   every ordinary rank, turn by turn, the higher key first within a turn;
 - among equal ranks the earlier arrival: a new request's id, or for a request raised by a
   link (a higher weight, link relations) a new arrival number, as the local queue files a
-  raised request after the peers it finds there. Arrivals below 2**31; the largest rank is
-  below 2**21 + 2**20, so a score stays below 2**53 and every one is exact in a double.
+  raised request after the peers it finds there. An arrival is the shard's count of pushes
+  modulo 2**31 (a month of a busy crawl passes it: past the wrap, once, the requests of a
+  rank pushed after it go before those pushed just before it; the whole count would spill
+  into the rank), and a request's id, in its member's name and its link entry (4 bytes),
+  that count modulo 2**32; the largest rank is below 2**21 + 2**20, so a score stays below
+  2**53 and every one is exact in a double.
 
 The Lua scripts get these numbers from lua_constants() (tianwang/distributed/scripts.py
 puts them at the head of every script), so the layout lives here only.
@@ -36,6 +40,7 @@ MAX_FIRST = 16  # a host's first requests before the weights (TIANWANG_HOST_FIRS
 FIRST_RANK = 2**21  # ranks from here on: a host's first requests
 ID_SHIFT = 2**31  # a score is id - rank * ID_SHIFT
 MAX_ID = ID_SHIFT - 1
+MEMBER_IDS = 2**32  # a shared request's id: its shard's count of pushes, modulo this
 
 assert KEYS * TURN_SLOTS <= FIRST_RANK and FIRST_RANK + MAX_FIRST * KEYS <= 2**22
 assert (FIRST_RANK + MAX_FIRST * KEYS) * ID_SHIFT < 2**53
@@ -98,5 +103,5 @@ def unrank(score: float) -> tuple[int, int, int | None]:
 def lua_constants() -> str:
     """The layout's numbers as Lua locals, for the head of every script."""
     names = ("WEIGHT_MIN", "WEIGHT_MAX", "PRIORITY_MIN", "PRIORITY_MAX", "PRIORITIES", "KEYS",
-             "MAX_TURNS", "TURN_SLOTS", "MAX_FIRST", "FIRST_RANK", "ID_SHIFT")
+             "MAX_TURNS", "TURN_SLOTS", "MAX_FIRST", "FIRST_RANK", "ID_SHIFT", "MEMBER_IDS")
     return "".join(f"local {name} = {globals()[name]}\n" for name in names)

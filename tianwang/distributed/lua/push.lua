@@ -86,7 +86,8 @@ while i <= #ARGV do
     local cash = f32(share)
     local key = key_of(weight_of(weight, cash, base), priority)
     local rank = first_rank(host, seed, key) or rank_of(key, turn_of(slot, key))
-    local id = redis.call('INCR', p .. 'seq')
+    -- A member's id is the counter's low 32 bits: what a link entry keeps of it (4 bytes).
+    local id = redis.call('INCR', p .. 'seq') % MEMBER_IDS
     local member = bucket .. ':' .. id
     local owner = redis.call('HGET', p .. 'table', bucket) or ''
     redis.call('ZADD', p .. 'q:' .. owner, score_of(id, rank), member)
