@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from array import array
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,11 +115,16 @@ def frontier_rate(urls: list[str], jobdir: Path | None, links: bool = False
     keys: list[int] = []
     slots: dict[str, int] = {}
 
+    stored = array("q")  # the queue's item -> the store's id, as the scheduler keeps it
+
     def push(request: Request) -> None:
         url = request.url
         weight = url_weight(url)
         slot = url.split("/", 3)[2]
-        item = store.put(request, weight, slot, None)
+        item = queue.new_item()
+        if item == len(stored):
+            stored.append(0)
+        stored[item] = store.put(request, weight, slot, None)
         if cash is not None:
             key = hash(url) & 0xFFFFFFFFFFFFFFFF  # the fingerprint's cost is not the frontier's
             share = cash.share(1.0, 50, slot[-5] == "7")
@@ -136,7 +142,11 @@ def frontier_rate(urls: list[str], jobdir: Path | None, links: bool = False
     push_all(urls, spider, push, clock)
     with clock:
         while len(queue):
-            store.get(queue.pop())
+            item = queue.pop()
+            store.get(stored[item])
+            queue.release(item)
+            if cash is not None:
+                cash.forget(item)
     store.close()
     return len(urls) / clock.wall, len(urls) / clock.cpu
 

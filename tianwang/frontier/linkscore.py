@@ -120,13 +120,19 @@ class LinkCash:
         """A new id (one forgotten, or above every id added so far), its url's key (None:
         never to be found, a dont_filter request), its first cash and that share as a link
         within the host would have brought it (what `relative` discounts)."""
-        if item >= len(self._cash):
-            self._skip_to(item + 1)
         check = 0 if key is None else key & 0xFFFFFFFF
-        self._check[item] = check
-        self._cash[item] = cash
-        if self.relative:
-            self._base[item] = base_of(first)
+        if item >= len(self._cash):  # a new id: the columns grow
+            if item > len(self._cash):
+                self._skip_to(item)
+            self._check.append(check)
+            self._cash.append(cash)
+            if self.relative:
+                self._base.append(base_of(first))
+        else:  # an id forgotten, given again
+            self._check[item] = check
+            self._cash[item] = cash
+            if self.relative:
+                self._base[item] = base_of(first)
         if key is None:
             return
         self._used += 1

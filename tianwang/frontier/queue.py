@@ -179,25 +179,33 @@ class FrontierQueue:
         self._firsts += 1
 
     def _add(self, item: int, key: Key, slot: int, rank: int) -> None:
-        if item >= len(self._pos):
-            self._extend(item)
+        weight, priority = split_key(key_of(*key))
+        if item >= len(self._pos):  # a number never used: the columns grow
+            if item > len(self._pos):
+                self._extend(item)
+            self._pos.append(len(self._dense))
+            self._slot_of.append(slot)
+            self._weight_of.append(weight)
+            self._priority_of.append(priority)
+            self._arrival_of.append(-1)
+            self._is_first.append(0)
         elif self._pos[item] >= 0:
             raise ValueError(f"id {item} pushed while pending")
-        weight, priority = split_key(key_of(*key))
-        self._pos[item] = len(self._dense)
-        self._slot_of[item] = slot
-        self._weight_of[item] = weight
-        self._priority_of[item] = priority
-        self._is_first[item] = 0
+        else:  # a number given out again
+            self._pos[item] = len(self._dense)
+            self._slot_of[item] = slot
+            self._weight_of[item] = weight
+            self._priority_of[item] = priority
+            self._is_first[item] = 0
         self._dense.append(item)
         self._by_weight[weight] += 1
         self._file(item, slot, rank)
 
     def _extend(self, item: int) -> None:
-        """The columns, long enough for this id."""
+        """The columns, up to this id (a gap: ids never pushed)."""
         if item > MAX_ID:
             raise ValueError(f"id {item} above {MAX_ID}")
-        more = item + 1 - len(self._pos)
+        more = item - len(self._pos)
         for column, fill in ((self._pos, -1), (self._slot_of, 0), (self._weight_of, 0),
                              (self._priority_of, 0), (self._arrival_of, -1)):
             column.extend(array(column.typecode, [fill]) * more)
