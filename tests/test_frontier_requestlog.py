@@ -74,6 +74,24 @@ def test_resume_yields_every_record_with_its_key_slot_fingerprint_and_done_flag(
     log.close()
 
 
+def test_a_log_keeps_places_only_for_requests_not_done_and_reads_each_one(
+    tmp_path: Path,
+) -> None:
+    """Ten thousand requests logged, all but every 97th done in turn as a crawl would: the
+    log holds places for the not done only (none kept for the done, however many), and
+    gives back each not done request, before and after a resume."""
+    log = fill(tmp_path, 10_000)
+    log.done([i for i in range(10_000) if i % 97])
+    kept = [i for i in range(10_000) if not i % 97]
+    assert len(log._places) == len(kept) and len(log._places._ids) < 2 * len(kept) + 1
+    assert all(log.get(i).url == urls(10_000)[i] for i in kept)
+    log.close()
+    log, entries = reopen(tmp_path)
+    assert [e.item for e in entries if not e.done] == kept and len(log._places) == len(kept)
+    assert log.get(kept[-1]).url == urls(10_000)[kept[-1]]
+    log.close()
+
+
 def test_done_writes_the_buffered_records_first(tmp_path: Path) -> None:
     log = fill(tmp_path, 3)
     assert (tmp_path / "requests.log").stat().st_size == len(MAGIC)  # the records buffered

@@ -36,6 +36,7 @@ FP_SIZE = 20
 NO_FP = bytes(FP_SIZE)
 MIN_RECORD = HEADER_SIZE + FP_SIZE  # an empty slot and body
 MAX_ID = 2**32 - 1
+DONE_CHUNK = 1 << 20  # a multiple of a done id's 8 bytes
 _V1_HEADER = struct.Struct("<IhiBH")  # format 1: body length, weight, priority, has fp, slot
 
 
@@ -181,14 +182,18 @@ def read_done(path: Path, log: Path) -> bytes:
     dropped, as one past the log's end is."""
     if not path.exists():
         return b""
-    ids = array("Q")
-    blob = path.read_bytes()
-    ids.frombytes(blob[: len(blob) - len(blob) % 8])
     records = log.stat().st_size // MIN_RECORD if log.exists() else 0
-    done = bytearray(min(max(ids, default=-1) + 1, records))
-    for item in ids:
-        if item < records:
-            done[item] = 1
+    done = bytearray()
+    with open(path, "rb") as f:  # read a megabyte at a time: a month's ids are gigabytes
+        while chunk := f.read(DONE_CHUNK):
+            ids = array("Q")
+            ids.frombytes(chunk[: len(chunk) - len(chunk) % 8])  # a torn last id dropped
+            top = min(max(ids, default=-1) + 1, records)
+            if top > len(done):
+                done.extend(bytes(top - len(done)))
+            for item in ids:
+                if item < records:
+                    done[item] = 1
     return done
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import os
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,7 +106,9 @@ class RequestLog:
         self.spider = spider
         self._path = directory / "requests.log"
         self._done_path = directory / "done.log"
-        self._offsets = array("q", [len(MAGIC)])  # record i is in offsets[i]:offsets[i + 1]
+        self._places = Places()  # where each record not done yet is
+        self._count = 0  # records (ids) so far
+        self._end = len(MAGIC)  # where the next record goes
         self._memory: dict[int, Request] = {}  # requests that cannot be serialized
         self.unserializable = 0
         self._lost: set[int] = set()  # unserializable requests of an earlier run
@@ -119,7 +122,7 @@ class RequestLog:
         self._flushed = 0
 
     def __len__(self) -> int:
-        return len(self._offsets) - 1
+        return self._count
 
     def open(self, visit: Callable[[LogEntry], None]) -> None:
         """Read the log, calling ``visit`` for every record in push order, then open it.
@@ -133,8 +136,10 @@ class RequestLog:
         for entry in self._scan(done):
             finished = entry.item in self._lost or (entry.item < len(done)
                                                     and bool(done[entry.item]))
+            if not finished:
+                self._places.add(entry.item, entry.start, entry.end)
             visit(LogEntry(*entry[:5], done=finished))
-        size = self._offsets[-1]
+        size = self._end
         self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
         os.ftruncate(self._fd, size)
         if size == len(MAGIC):  # a new log (or one cut within its first record)
@@ -147,19 +152,15 @@ class RequestLog:
         os.lseek(self._done_fd, 0, os.SEEK_END)
 
     def _scan(self, done: bytes) -> Iterator[Record]:
-        """Each record that reads; an id a damaged span hid is never read (offsets only),
-        and counted in ``hidden_pending`` if done.log does not mark it done."""
-        self._offsets = array("q", [len(MAGIC)])
+        """Each record that reads; an id a damaged span hid is never read, and counted in
+        ``hidden_pending`` if done.log does not mark it done."""
+        self._count, self._end = 0, len(MAGIC)
         for record in scan_log(self._path, self._damaged):
             if not record.length:
                 self._lost.add(record.item)  # kept in memory only, by a run that is gone
-            while (hidden := len(self._offsets) - 1) < record.item:
+            for hidden in range(self._count, record.item):
                 self.hidden_pending += not (hidden < len(done) and done[hidden])
-                self._offsets.append(record.start)  # never read
-            # Record i starts at offsets[i]; a read takes its body by its own length, so a
-            # damaged span before it may stay in the previous record's range.
-            self._offsets[record.item] = record.start
-            self._offsets.append(record.end)
+            self._count, self._end = record.item + 1, record.end
             yield record
 
     def _damaged(self, start: int, end: int, hidden: int) -> None:
@@ -185,7 +186,7 @@ class RequestLog:
         OSError if the log cannot be written: the request is not logged then."""
         if len(self._buffer) >= BUFFER_BYTES:
             self.flush()  # first: an OSError then leaves this request unrecorded
-        item = len(self)
+        item = self._count
         try:
             body = codec.encode(request, self.spider)
         except ValueError as error:
@@ -202,7 +203,9 @@ class RequestLog:
         weight, priority = clip(weight, request.priority)
         record = pack(item, weight, priority, fingerprint, slot.encode("utf-8"), body)
         self._buffer += record
-        self._offsets.append(self._offsets[-1] + len(record))
+        start, self._end = self._end, self._end + len(record)
+        self._places.add(item, start, self._end)
+        self._count += 1
         return item
 
     def flush(self) -> None:
@@ -215,13 +218,13 @@ class RequestLog:
                 os.ftruncate(self._fd, self._flushed)
                 os.lseek(self._fd, self._flushed, os.SEEK_SET)
                 raise
-            self._flushed = self._offsets[-1]
+            self._flushed = self._end
             self._buffer = bytearray()
 
     def get(self, item: int) -> Request:
         if item in self._memory:
             return self._memory.pop(item)
-        start, end = self._offsets[item], self._offsets[item + 1]
+        start, end = self._places.find(item)
         if start >= self._flushed:
             record = bytes(self._buffer[start - self._flushed : end - self._flushed])
         else:
@@ -233,6 +236,8 @@ class RequestLog:
         if items:
             self.flush()
             _write_all(self._done_fd, array("Q", items).tobytes())
+            for item in items:
+                self._places.drop(item)
 
     def close(self) -> None:
         """Flush and close; an OSError from the flush comes after both files are closed."""
@@ -244,6 +249,49 @@ class RequestLog:
                 if fd >= 0:
                     os.close(fd)
             self._fd = self._done_fd = -1
+
+
+class Places:
+    """Where the log's records not done yet are: ids ascending (records are logged in id
+    order), each one's start and end. A record done is marked (its start -1) and the arrays
+    rebuilt without the marked once they are half of them: 24 bytes a request not done,
+    none for the requests a long crawl is done with."""
+
+    def __init__(self) -> None:
+        self._ids = array("q")
+        self._starts = array("q")
+        self._ends = array("q")
+        self._dropped = 0
+
+    def __len__(self) -> int:
+        return len(self._ids) - self._dropped
+
+    def add(self, item: int, start: int, end: int) -> None:
+        """A record not done; its id above every id added so far."""
+        self._ids.append(item)
+        self._starts.append(start)
+        self._ends.append(end)
+
+    def find(self, item: int) -> tuple[int, int]:
+        """(start, end) of a record not done; KeyError for one done or never logged."""
+        at = bisect_left(self._ids, item)
+        if at == len(self._ids) or self._ids[at] != item or self._starts[at] < 0:
+            raise KeyError(item)
+        return self._starts[at], self._ends[at]
+
+    def drop(self, item: int) -> None:
+        """The record is done (nothing if it was, or was never added)."""
+        at = bisect_left(self._ids, item)
+        if at == len(self._ids) or self._ids[at] != item or self._starts[at] < 0:
+            return
+        self._starts[at] = -1
+        self._dropped += 1
+        if self._dropped * 2 > len(self._ids):
+            kept = [i for i, start in enumerate(self._starts) if start >= 0]
+            self._ids = array("q", [self._ids[i] for i in kept])
+            self._starts = array("q", [self._starts[i] for i in kept])
+            self._ends = array("q", [self._ends[i] for i in kept])
+            self._dropped = 0
 
 
 def _write_all(fd: int, data: bytes | bytearray) -> None:
