@@ -120,7 +120,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                                time.monotonic())
         self._chunks = 0  # chunks of this node's queue packed in Redis, at the last look
         self._outbox: list[Push] = []
-        # local id -> (taken from Redis, its request): leased, pending here
+        # queue item -> (taken from Redis, its request): leased, pending here
         self._local: dict[int, tuple[Taken, Request]] = {}
         # url handed out -> its members in flight whose page is not marked stored yet (two
         # requests of one url may be out at once: dont_filter, a refresh)

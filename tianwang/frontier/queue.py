@@ -196,6 +196,7 @@ class FrontierQueue:
             self._slot_of[item] = slot
             self._weight_of[item] = weight
             self._priority_of[item] = priority
+            self._arrival_of[item] = -1  # until filed: its old arrival names no copy of it
             self._is_first[item] = 0
         self._dense.append(item)
         self._by_weight[weight] += 1
@@ -261,34 +262,28 @@ class FrontierQueue:
         every stale copy from the heaps. Each heap's order, and so every pick to come, is
         what it was: only the numbers and the dead entries change."""
         item_of, arrival_of = self._item_of, self._arrival_of
-        heaps = {slot: live for slot, heap in self._heaps.items() if (live := self._live(heap))}
         order = sorted(self._dense, key=arrival_of.__getitem__)
-        for arrival, item in enumerate(order):
-            arrival_of[item] = arrival
+        new_of_old = array("i", [-1]) * len(item_of)  # a live arrival's new number, else -1
+        for new, item in enumerate(order):
+            if arrival_of[item] >= 0:  # -1: an item being filed, no copy in a heap yet
+                new_of_old[arrival_of[item]] = new
+            arrival_of[item] = new
         self._item_of = array("i", order)
         self._ready, self._offered = [], {}
-        for slot, live in heaps.items():
-            renumbered = [packed & ~MAX_ID | arrival_of[item_of[packed & MAX_ID]]
-                          for packed in live]
-            heapq.heapify(renumbered)
-            heap = heaps[slot] = array("q", renumbered)
+        heaps = {}
+        for slot, heap in self._heaps.items():
+            live = [packed & ~MAX_ID | new for packed in heap
+                    if (new := new_of_old[packed & MAX_ID]) >= 0]
+            if not live:
+                continue
+            heapq.heapify(live)
+            heaps[slot] = array("q", live)
             if self.ready(slot):
-                self._offered[slot] = heap[0]
-                self._ready.append((heap[0], slot))
+                self._offered[slot] = live[0]
+                self._ready.append((live[0], slot))
         heapq.heapify(self._ready)
         self._heaps = heaps
         self._renumbered += 1
-
-    def _live(self, heap: array) -> list[int]:
-        """A heap's entries that are an item's live copy (neither taken nor raised since)."""
-        item_of, arrival_of, pos = self._item_of, self._arrival_of, self._pos
-        live = []
-        for packed in heap:
-            arrival = packed & MAX_ID
-            item = item_of[arrival]
-            if pos[item] >= 0 and arrival_of[item] == arrival:
-                live.append(packed)
-        return live
 
     # --- which slots are ready -----------------------------------------------------------
 

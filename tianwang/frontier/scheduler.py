@@ -111,8 +111,9 @@ def new_queue(config: FrontierConfig, count_first: bool = True) -> FrontierQueue
 class FrontierSchedulerBase(BaseScheduler):
     """Weighted, alternating, host-aware picks over a local queue (docs/design.md section 3).
 
-    A subclass says where requests live: it pushes what it holds with _push, hands a popped
-    item out with _hand_out, and is told in _requests_done which handed-out requests the engine
+    A subclass says where requests live: it pushes what it holds with _push, under a
+    number the queue gives (queue.new_item), hands a popped item out with _hand_out (which
+    gives the number back), and is told in _requests_done which handed-out requests the engine
     is done with (their token is what the subclass gave _hand_out).
     """
 
