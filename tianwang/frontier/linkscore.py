@@ -120,19 +120,13 @@ class LinkCash:
         """A new id (one forgotten, or above every id added so far), its url's key (None:
         never to be found, a dont_filter request), its first cash and that share as a link
         within the host would have brought it (what `relative` discounts)."""
-        check = 0 if key is None else key & 0xFFFFFFFF
         if item >= len(self._cash):  # a new id: the columns grow
-            if item > len(self._cash):
-                self._skip_to(item)
-            self._check.append(check)
-            self._cash.append(cash)
-            if self.relative:
-                self._base.append(base_of(first))
-        else:  # an id forgotten, given again
-            self._check[item] = check
-            self._cash[item] = cash
-            if self.relative:
-                self._base[item] = base_of(first)
+            self._lengthen(item + 1)
+        check = 0 if key is None else key & 0xFFFFFFFF
+        self._check[item] = check
+        self._cash[item] = cash
+        if self.relative:
+            self._base[item] = base_of(first)
         if key is None:
             return
         self._used += 1
@@ -167,7 +161,8 @@ class LinkCash:
             at = (at + 1) & mask
         table[gap] = _EMPTY
 
-    def _skip_to(self, size: int) -> None:
+    def _lengthen(self, size: int) -> None:
+        """The columns, this long (only while the most pending at once grows)."""
         gap = size - len(self._cash)
         self._check.extend(array("I", [0]) * gap)
         self._cash.extend(array("f", [0.0]) * gap)

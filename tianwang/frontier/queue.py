@@ -111,7 +111,6 @@ class FrontierQueue:
         self._firsts = 0  # first items pending
         self._item_of = array("i")  # arrival -> id
         self._released = array("i")  # ids taken and released: given out again first
-        self._issued = 0  # ids below this one were given out by new_item
         self.renumber_after = RENUMBER_AFTER
         self._renumbered = 0  # times the arrivals were numbered afresh
         self._dense = array("i")  # the pending ids, in no order (random picks)
@@ -129,12 +128,9 @@ class FrontierQueue:
     # --- item numbers ------------------------------------------------------------------
 
     def new_item(self) -> int:
-        """A number for an item to push: one released, or one never used."""
-        if self._released:
-            return self._released.pop()
-        item = self._issued = max(self._issued, len(self._pos))
-        self._issued += 1
-        return item
+        """A number for an item to push (push it before asking for another): one released,
+        or the first never used."""
+        return self._released.pop() if self._released else len(self._pos)
 
     def release(self, item: int) -> None:
         """An item taken, its slot and weight read: its number may be given out again."""
@@ -179,37 +175,30 @@ class FrontierQueue:
         self._firsts += 1
 
     def _add(self, item: int, key: Key, slot: int, rank: int) -> None:
-        weight, priority = split_key(key_of(*key))
         if item >= len(self._pos):  # a number never used: the columns grow
-            if item > len(self._pos):
-                self._extend(item)
-            self._pos.append(len(self._dense))
-            self._slot_of.append(slot)
-            self._weight_of.append(weight)
-            self._priority_of.append(priority)
-            self._arrival_of.append(-1)
-            self._is_first.append(0)
+            self._extend(item + 1)
         elif self._pos[item] >= 0:
             raise ValueError(f"id {item} pushed while pending")
-        else:  # a number given out again
-            self._pos[item] = len(self._dense)
-            self._slot_of[item] = slot
-            self._weight_of[item] = weight
-            self._priority_of[item] = priority
-            self._arrival_of[item] = -1  # until filed: its old arrival names no copy of it
-            self._is_first[item] = 0
+        weight, priority = split_key(key_of(*key))
+        self._pos[item] = len(self._dense)
+        self._slot_of[item] = slot
+        self._weight_of[item] = weight
+        self._priority_of[item] = priority
+        self._arrival_of[item] = -1  # until filed: an old arrival names no copy of it
+        self._is_first[item] = 0
         self._dense.append(item)
         self._by_weight[weight] += 1
         self._file(item, slot, rank)
 
-    def _extend(self, item: int) -> None:
-        """The columns, up to this id (a gap: ids never pushed)."""
-        if item > MAX_ID:
-            raise ValueError(f"id {item} above {MAX_ID}")
-        more = item - len(self._pos)
-        for column, fill in ((self._pos, -1), (self._slot_of, 0), (self._weight_of, 0),
-                             (self._priority_of, 0), (self._arrival_of, -1)):
-            column.extend(array(column.typecode, [fill]) * more)
+    def _extend(self, size: int) -> None:
+        """The columns, this long (the ids between never pushed). Only while the most
+        pending at once grows: numbers are given out again after that."""
+        if size > MAX_ID + 1:
+            raise ValueError(f"id {size - 1} above {MAX_ID}")
+        more = size - len(self._pos)
+        for column in (self._pos, self._slot_of, self._weight_of, self._priority_of,
+                       self._arrival_of):
+            column.extend(array(column.typecode, [-1]) * more)
         self._is_first.extend(bytes(more))
 
     def _file(self, item: int, slot: int, rank: int) -> None:

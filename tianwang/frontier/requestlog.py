@@ -274,15 +274,15 @@ class Places:
 
     def find(self, item: int) -> tuple[int, int]:
         """(start, end) of a record not done; KeyError for one done or never logged."""
-        at = bisect_left(self._ids, item)
-        if at == len(self._ids) or self._ids[at] != item or self._starts[at] < 0:
+        at = self._index(item)
+        if at < 0:
             raise KeyError(item)
         return self._starts[at], self._ends[at]
 
     def drop(self, item: int) -> None:
         """The record is done (nothing if it was, or was never added)."""
-        at = bisect_left(self._ids, item)
-        if at == len(self._ids) or self._ids[at] != item or self._starts[at] < 0:
+        at = self._index(item)
+        if at < 0:
             return
         self._starts[at] = -1
         self._dropped += 1
@@ -292,6 +292,13 @@ class Places:
             self._starts = array("q", [self._starts[i] for i in kept])
             self._ends = array("q", [self._ends[i] for i in kept])
             self._dropped = 0
+
+    def _index(self, item: int) -> int:
+        """Where a record not done is in the arrays, or -1."""
+        at = bisect_left(self._ids, item)
+        if at == len(self._ids) or self._ids[at] != item or self._starts[at] < 0:
+            return -1
+        return at
 
 
 def _write_all(fd: int, data: bytes | bytearray) -> None:
