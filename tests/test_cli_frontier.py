@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from scrapy import Request, Spider
+
 from tests.aio import aio
 from tests.conftest import TestWeb, scrapy_crawl, tianwang_cli
 from tests.filters_crawl import final_stats
 from tests.test_distributed_redisfrontier import node, push_of
 from tests.truth import host_of
+from tianwang.frontier.requestlog import RequestLog
+from tianwang.frontier.scheduler import STATE_DIR
 
 
 def test_a_stopped_jobdir_shows_what_the_frontier_still_holds(testweb: TestWeb,
@@ -33,6 +37,22 @@ def test_a_stopped_jobdir_shows_what_the_frontier_still_holds(testweb: TestWeb,
     listed = shown.stdout.split("largest hosts")[1]
     hosts = re.findall(r"^  (\S+)\t", listed, re.M)
     assert hosts and {h.split(":")[0] for h in hosts} <= {host_of(url) for url in homes}
+
+
+def test_a_compacted_jobdir_shows_only_what_is_pending(tmp_path: Path) -> None:
+    log = RequestLog(tmp_path / "job" / STATE_DIR, Spider("unit"), compact_after=0)
+    log.open(lambda entry: None)
+    items = [log.put(Request(f"http://h{i % 3}.example.com/{i}"), 5 + i % 2,
+                     f"h{i % 3}.example.com", None) for i in range(40)]
+    log.done(items[:35])
+    assert log.needs_compaction
+    log.compact()
+    log.done(items[35:37])  # after the compaction, in done.log
+    log.close()
+    shown = tianwang_cli("frontier", str(tmp_path / "job"))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[0].endswith(": 3 pending of 5 logged")
+    assert re.findall(r"^  w(\d+)\t(\d+)$", shown.stdout, re.M) == [("6", "2"), ("5", "1")]
 
 
 @aio

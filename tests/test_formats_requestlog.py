@@ -1,9 +1,10 @@
 """The request log's records: read back with their ids and fields, damage skipped with the
-ids it hid told, the format before read as it was, done ids bounded by the log."""
+ids it hid told, a compacted log's head and gaps, the format before read as it was, done ids."""
 
 from __future__ import annotations
 
 import struct
+from array import array
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -13,9 +14,12 @@ from tianwang.formats.requestlog import (
     HEADER_SIZE,
     MAGIC,
     MIN_RECORD,
+    Head,
     is_current,
     pack,
+    pack_head,
     read_done,
+    read_head,
     scan_log,
     v1_records,
 )
@@ -125,10 +129,51 @@ def test_a_log_of_the_format_before_reads_with_ids_by_position(tmp_path: Path) -
     assert [body for _record, body in v1_records(path)] == [f[5] for f in FIELDS]
 
 
-def test_done_ids_no_record_could_have_are_dropped(tmp_path: Path) -> None:
-    write(tmp_path / "requests.log")
-    ids = [3, 7, 2**40, 2**63]  # the last two: damage; reading them must not allocate
-    (tmp_path / "done.log").write_bytes(struct.pack("<4Q", *ids))
-    done = read_done(tmp_path / "done.log", tmp_path / "requests.log")
-    assert [i for i, flag in enumerate(done) if flag] == [3, 7]
-    assert len(done) <= (tmp_path / "requests.log").stat().st_size // MIN_RECORD
+def test_done_ids_are_read_sorted_and_one_no_record_could_have_is_dropped(
+        tmp_path: Path) -> None:
+    ids = [7, 3, 7, 2**40, 2**63, 5]  # 2**40, 2**63: damage; reading them must not allocate
+    (tmp_path / "done.log").write_bytes(struct.pack("<6Q", *ids) + b"\x01\x02")  # a torn id
+    done = read_done(tmp_path / "done.log")
+    assert len(done) == 3 and [i for i in range(10) if i in done] == [3, 5, 7]
+    assert list(done.between(4, 8)) == [5, 7] and 2**40 not in done
+
+
+def compacted(path: Path, kept: list[int], mark: int, after: int) -> list[int]:
+    """A compacted log: the head, the records kept below mark, then ids mark.. after."""
+    ids = kept + list(range(mark, after))
+    blob = pack_head(mark, array("I", kept))
+    path.write_bytes(blob + b"".join(pack(*FIELDS[i]) for i in ids))
+    return ids
+
+
+def test_a_compacted_log_reads_its_records_and_its_gaps_are_no_damage(tmp_path: Path) -> None:
+    path = tmp_path / "requests.log"
+    ids = compacted(path, [2, 3, 9, 17], 20, 26)
+    assert is_current(path)
+    head, start = read_head(path)
+    assert head == Head(20, array("I", [2, 3, 9, 17])) and start == len(MAGIC) + 20 + 16
+    assert scanned(path) == (expected(ids), [])
+
+
+def test_a_compacted_log_whose_head_is_damaged_reads_its_records_and_says_so(
+        tmp_path: Path) -> None:
+    path = tmp_path / "requests.log"
+    ids = compacted(path, [2, 3, 9, 17], 20, 26)
+    blob = bytearray(path.read_bytes())
+    blob[len(MAGIC) + 10] ^= 0xFF  # in the mark
+    path.write_bytes(bytes(blob))
+    head, start = read_head(path)
+    assert head is not None and not head.known and start == len(MAGIC)
+    assert not any(head.may_be_pending(i) for i in range(30)) and head.count_pending(0, 30) == 0
+    records, damage = scanned(path)
+    assert records == expected(ids) and len(damage) == 1 and damage[0][0] == len(MAGIC)
+
+
+@given(st.lists(st.integers(0, 60), unique=True), st.integers(0, 80), st.integers(0, 90),
+       st.integers(0, 90))
+def test_a_head_counts_as_pending_the_ids_it_kept_and_those_after_its_mark(
+        kept, mark, low, high) -> None:
+    head = Head(mark, array("I", sorted(i for i in kept if i < mark)))
+    pending = [i for i in range(low, high) if i >= mark or i in kept]
+    assert [i for i in range(low, high) if head.may_be_pending(i)] == pending
+    assert head.count_pending(low, high) == len(pending)

@@ -27,7 +27,7 @@ from tests.spec_reader import SpecError, read_records
 from tests.truth import load_truth, reach
 from tianwang import meta as meta_keys
 from tianwang.config import SettingError
-from tianwang.frontier.scheduler import FrontierScheduler
+from tianwang.frontier.scheduler import STATE_DIR, FrontierScheduler
 from tianwang.sendback import send_back
 from tianwang.testweb.launcher import TestWebProcess, write_seeds
 
@@ -579,7 +579,11 @@ def page_requests(access_log: Path) -> list[str]:
     return [url for url in urls if not url.endswith("/robots.txt")]
 
 
-def test_kill_9_then_resume_fetches_every_page_once_but_those_in_flight(tmp_path: Path) -> None:
+@pytest.mark.parametrize("compact", [False, True], ids=["log", "log-compacted"])
+def test_kill_9_then_resume_fetches_every_page_once_but_those_in_flight(
+        tmp_path: Path, compact: bool) -> None:
+    """With the log compacted as often as it can be (the requests done gone from it, the
+    Bloom filter's checkpoint the only copy of their urls), nothing changes either."""
     access = tmp_path / "access.jsonl"
     truth = load_truth(*KILL_WEB)
     seeds = [url for url, page in truth.items() if page["kind"] == "home"]
@@ -592,7 +596,10 @@ def test_kill_9_then_resume_fetches_every_page_once_but_those_in_flight(tmp_path
             "CONCURRENT_REQUESTS": str(KILL_CONCURRENCY),
             "CONCURRENT_REQUESTS_PER_DOMAIN": "1",
             "DOWNLOAD_DELAY": "0.1",  # slow enough that the kill lands midway
+            "TIANWANG_EXPECTED_URLS": "20000",
         }
+        if compact:
+            settings["TIANWANG_LOG_COMPACT_MB"] = "0"
         command, env = crawl_command(
             "site",
             {"seeds": ",".join(seeds)},
@@ -601,7 +608,9 @@ def test_kill_9_then_resume_fetches_every_page_once_but_those_in_flight(tmp_path
         with open(tmp_path / "run1.log", "wb") as log:
             proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=log, stderr=log)
         deadline = time.monotonic() + 120
-        while not access.exists() or len(page_requests(access)) < len(expected) // 3:
+        # Compacted, the log's first compaction comes once three quarters of it are done.
+        while not access.exists() or len(page_requests(access)) < len(expected) // 3 or (
+                compact and "compacted: " not in (tmp_path / "run1.log").read_text()):
             assert proc.poll() is None and time.monotonic() < deadline, (
                 tmp_path / "run1.log"
             ).read_text()[-2000:]
@@ -617,9 +626,12 @@ def test_kill_9_then_resume_fetches_every_page_once_but_those_in_flight(tmp_path
         )
         assert result.returncode == 0, result.stderr[-3000:]
         assert "Resuming crawl" in result.stderr
+        compactions = (tmp_path / "run1.log").read_text().count("compacted: "), \
+            result.stderr.count("compacted: ")
+        assert all(compactions) if compact else not any(compactions), compactions
     second = page_requests(access)[len(first) :]
     stored1, stored2 = read_tree(tmp_path / "data1"), read_tree(tmp_path / "data2")
-    assert len(stored1) > 100 and len(stored2) > 100  # the kill landed midway
+    assert len(stored1) > 100 and len(stored2) > (30 if compact else 100)  # landed midway
     # Together the two runs stored exactly the pages an uninterrupted crawl stores.
     assert set(stored1) | set(stored2) == expected
     assert max(stored1.values()) == max(stored2.values()) == 1
@@ -632,6 +644,27 @@ def test_kill_9_then_resume_fetches_every_page_once_but_those_in_flight(tmp_path
     again = len(refetched) + len(second) - len(set(second))
     assert again <= 2 * KILL_CONCURRENCY, (sorted(refetched), Counter(second).most_common(3))
     assert set(stored1) & set(stored2) <= refetched
+
+
+@pytest.mark.parametrize("checkpoint", [True, False], ids=["bloom-kept", "bloom-lost"])
+def test_a_compacted_log_relies_on_the_bloom_checkpoint_and_says_so_when_it_is_gone(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, checkpoint: bool) -> None:
+    frontier, _ = scheduler(JOBDIR=str(tmp_path), TIANWANG_LOG_COMPACT_MB=0)
+    urls = [f"http://h{i % 4}.example.com/p{i}.html" for i in range(40)]
+    for url in urls:
+        frontier.enqueue_request(Request(url))
+    assert sorted(drain(frontier)) == sorted(urls)
+    frontier.enqueue_request(Request("http://h0.example.com/later.html"))  # still pending
+    frontier.close("shutdown")
+    assert frontier.stats.get_value("tianwang/frontier/log_compactions") >= 1
+    if not checkpoint:
+        (tmp_path / STATE_DIR / "bloom.bin").unlink()
+    again, _ = scheduler(JOBDIR=str(tmp_path))
+    assert drain(again) == ["http://h0.example.com/later.html"]
+    assert again.enqueue_request(Request(urls[3])) is not checkpoint  # known, or not
+    assert ("are not known, and those linked again will be fetched again" in caplog.text) \
+        is not checkpoint
+    again.close("finished")
 
 
 def test_a_request_sent_back_to_wait_is_queued_again_with_its_own_dont_filter() -> None:

@@ -291,6 +291,11 @@ TIANWANG_FRONTIER_SEED = None
 TIANWANG_EXPECTED_URLS = 10_000_000
 # False positive rate of that filter while it holds at most TIANWANG_EXPECTED_URLS urls.
 TIANWANG_BLOOM_ERROR_RATE = 1e-6
+# Under JOBDIR, the request log is rewritten without the requests done once they take more
+# than this many megabytes and three times what the pending ones take: its size and a
+# resume's time follow what is pending, not the crawl's length (the Bloom filter is saved
+# first, as the log no longer holds their urls).
+TIANWANG_LOG_COMPACT_MB = 64
 
 # --- change frequency and revisits (issue 6, docs/design.md sections 4 and 8) ---
 # Record every visit (Date, MD5, content hash, ETag, Last-Modified) in <data dir>/changes.sqlite.

@@ -48,13 +48,13 @@ def _jobdir(jobdir: Path) -> int:
         print(f"tianwang frontier: {jobdir}: no frontier log ({STATE_DIR}/requests.log)",
               file=sys.stderr)
         return 2
-    done = read_done(state / "done.log", state / "requests.log")
+    done = read_done(state / "done.log")
     by_weight: Counter[int] = Counter()
     by_host: Counter[str] = Counter()
     logged = 0
     for record in scan_log(state / "requests.log"):
         logged += 1
-        if record.item < len(done) and done[record.item]:
+        if record.item in done:
             continue
         by_weight[record.weight] += 1
         by_host[record.slot.split(SEPARATOR, 1)[0]] += 1  # the slot is the host and its level

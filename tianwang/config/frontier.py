@@ -53,6 +53,7 @@ class FrontierConfig:
     seed: int | None
     expected_urls: int
     error_rate: float
+    log_compact_bytes: int  # under JOBDIR: records done the request log holds at least
     initial_weight: int
     penalty_words: tuple[str, ...]
     word_penalty: int
@@ -97,6 +98,7 @@ class FrontierConfig:
             seed=_optional_int(settings, "TIANWANG_FRONTIER_SEED"),
             expected_urls=get_int(settings, "TIANWANG_EXPECTED_URLS", minimum=1),
             error_rate=_error_rate(settings, "TIANWANG_BLOOM_ERROR_RATE"),
+            log_compact_bytes=get_int(settings, "TIANWANG_LOG_COMPACT_MB", minimum=0) << 20,
             initial_weight=get_int(settings, "TIANWANG_INITIAL_WEIGHT", minimum=0),
             penalty_words=_penalty_words(settings, "TIANWANG_PENALTY_WORDS"),
             word_penalty=get_int(settings, "TIANWANG_PENALTY_WORD_WEIGHT", minimum=0),

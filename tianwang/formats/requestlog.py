@@ -13,6 +13,13 @@ in place and reported with the ids it hid, and every request after it is still r
 its own id, so done.log's ids still name the right requests. Bytes after the last record
 that reads, with none after them, are a record cut short by a kill during a write.
 
+A compacted log (rewritten with only the requests not done, so that its size follows what is
+pending and not the crawl's length) starts with COMPACTED_MAGIC and a head: a CRC-32, the
+mark (the ids logged before the compaction), and the ids it kept below the mark, ascending.
+An id below the mark and not kept was done: its record is gone, and a gap in the ids is no
+damage. Damage is still told by the checksums, and the head says which of the ids a
+damaged span hid could have been pending.
+
 Format 1 (before checksums: no MAGIC, ids by position) is still read, to be rewritten in
 this format (tianwang/frontier/requestlog.py does it when a job resumes).
 """
@@ -24,11 +31,16 @@ import os
 import struct
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+import numpy
+
 MAGIC = b"twreqs2\n"  # format 2: records with ids and checksums
+COMPACTED_MAGIC = b"twreqc2\n"  # format 2, compacted: a head of the ids kept, then records
+HEAD = struct.Struct("<IQQ")  # CRC-32 of the rest of the head, the mark, how many ids kept
 CRC = struct.Struct("<I")
 FIELDS = struct.Struct("<IIhiBH")  # id, body length, weight, priority, has fp, slot length
 HEADER_SIZE = CRC.size + FIELDS.size
@@ -36,7 +48,6 @@ FP_SIZE = 20
 NO_FP = bytes(FP_SIZE)
 MIN_RECORD = HEADER_SIZE + FP_SIZE  # an empty slot and body
 MAX_ID = 2**32 - 1
-DONE_CHUNK = 1 << 20  # a multiple of a done id's 8 bytes
 _V1_HEADER = struct.Struct("<IhiBH")  # format 1: body length, weight, priority, has fp, slot
 
 
@@ -66,6 +77,40 @@ def pack(item: int, weight: int, priority: int, fingerprint: bytes | None, slot:
     return b"".join((CRC.pack(crc), fields, fingerprint, slot, body))
 
 
+class Head(NamedTuple):
+    """What a compacted log's head says: ids below mark not in kept (ascending) are done.
+    A head that does not read is not known: no id below the first record is then taken for
+    pending (a damaged span can hide pending requests uncounted)."""
+
+    mark: int
+    kept: array  # array("I")
+    known: bool = True
+
+    def may_be_pending(self, item: int) -> bool:
+        """Whether the id had a record when the log was compacted (or came after it)."""
+        if not self.known:
+            return False
+        if item >= self.mark:
+            return True
+        at = bisect_left(self.kept, item)
+        return at < len(self.kept) and self.kept[at] == item
+
+    def count_pending(self, low: int, high: int) -> int:
+        """How many ids in [low, high) may be pending."""
+        if not self.known or high <= low:
+            return 0
+        below = min(high, self.mark)
+        kept = bisect_left(self.kept, below) - bisect_left(self.kept, low) if below > low else 0
+        return kept + max(0, high - max(low, self.mark))
+
+
+def pack_head(mark: int, kept: array) -> bytes:
+    """COMPACTED_MAGIC and the head: records follow it."""
+    ids = array("I", kept).tobytes()
+    rest = HEAD.pack(0, mark, len(kept))[CRC.size :] + ids
+    return COMPACTED_MAGIC + CRC.pack(zlib.crc32(rest)) + rest
+
+
 def body_of(record: bytes) -> bytes:
     """The body of one whole record, as pack() wrote it."""
     _item, length, _w, _p, _fp, slot_length = FIELDS.unpack_from(record, CRC.size)
@@ -78,22 +123,48 @@ def is_current(path: Path) -> bool:
     if not path.exists() or path.stat().st_size < len(MAGIC):
         return True
     with open(path, "rb") as f:
-        head = f.read(len(MAGIC) + MIN_RECORD)
-        if head.startswith(MAGIC):
-            return True
-        if len(head) < len(MAGIC) + MIN_RECORD:
-            return False
-        # Its mark damaged, and a format 2 record after it all the same?
-        _item, length, _w, _p, _fp, slot_length = FIELDS.unpack_from(head, len(MAGIC) + CRC.size)
-        if len(MAGIC) + MIN_RECORD + slot_length + length > os.fstat(f.fileno()).st_size:
-            return False
-        head += f.read(slot_length + length)
-    return _read(head, len(MAGIC), len(head), 0) is not None
+        size = os.fstat(f.fileno()).st_size
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            if mapped[: len(MAGIC)] in (MAGIC, COMPACTED_MAGIC):
+                return True
+            # Its mark damaged, and a head or a format 2 record after it all the same?
+            if _head(mapped, size) is not None:
+                return True
+            return _read(mapped, len(MAGIC), size, 0) is not None
+
+
+def read_head(path: Path) -> tuple[Head | None, int]:
+    """A compacted log's head (None if the log is not compacted) and where its records
+    start."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size < len(MAGIC):
+            return None, len(MAGIC)
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            found = _head(mapped, size)
+            compacted = mapped[: len(MAGIC)] == COMPACTED_MAGIC
+    if found is not None:
+        return found
+    return (Head(0, array("I"), known=False) if compacted else None), len(MAGIC)
+
+
+def _head(view: mmap.mmap | memoryview, size: int) -> tuple[Head, int] | None:
+    """The head after the mark and where it ends, if one reads there."""
+    if size < len(MAGIC) + HEAD.size:
+        return None
+    crc, mark, count = HEAD.unpack_from(view, len(MAGIC))
+    end = len(MAGIC) + HEAD.size + 4 * count
+    if end > size or crc != zlib.crc32(view[len(MAGIC) + CRC.size : end]):
+        return None
+    kept = array("I")
+    kept.frombytes(view[len(MAGIC) + HEAD.size : end])
+    return Head(mark, kept), end
 
 
 def scan_log(path: Path, on_damage: OnDamage | None = None) -> Iterator[Record]:
     """Each record of a request log that reads, in order; reads only (a running crawl's log
-    may be read beside it). Damage is skipped and told to on_damage."""
+    may be read beside it). Damage is skipped and told to on_damage; a compacted log's head
+    is read_head's."""
     if not path.exists():
         return
     with open(path, "rb") as f:
@@ -104,15 +175,17 @@ def scan_log(path: Path, on_damage: OnDamage | None = None) -> Iterator[Record]:
             yield from (record for record, _body in _scan_v1(f, size))
             return
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            found = _head(mapped, size)
             view = memoryview(mapped)
             try:
-                yield from _scan(view, size, on_damage)
+                yield from _scan(view, found[1] if found else len(MAGIC), size, on_damage)
             finally:
                 view.release()
 
 
-def _scan(view: memoryview, size: int, on_damage: OnDamage | None) -> Iterator[Record]:
-    position, expected = len(MAGIC), 0
+def _scan(view: memoryview, position: int, size: int,
+          on_damage: OnDamage | None) -> Iterator[Record]:
+    expected = 0
     while position + MIN_RECORD <= size:
         record = _read(view, position, size, expected)
         if record is None:
@@ -176,25 +249,31 @@ def v1_records(path: Path) -> Iterator[tuple[Record, bytes]]:
         yield from _scan_v1(f, os.fstat(f.fileno()).st_size)
 
 
-def read_done(path: Path, log: Path) -> bytes:
-    """A byte per id, 1 for done (ids are read before the log: sized by the largest). An id
-    no record of the log could have (damage: a stray 2**40 would ask for a terabyte) is
-    dropped, as one past the log's end is."""
+class Done:
+    """The ids done.log marks done, sorted: 8 bytes an id, and done.log holds only the ids done
+    since the log's last compaction."""
+
+    def __init__(self, ids: array) -> None:
+        self._ids = ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, item: int) -> bool:
+        at = bisect_left(self._ids, item)
+        return at < len(self._ids) and self._ids[at] == item
+
+    def between(self, low: int, high: int) -> array:
+        """The ids done in [low, high)."""
+        return self._ids[bisect_left(self._ids, low) : bisect_left(self._ids, high)]
+
+
+def read_done(path: Path) -> Done:
+    """The ids done. One no record could have (damage: a stray 2**40) is dropped."""
     if not path.exists():
-        return b""
-    records = log.stat().st_size // MIN_RECORD if log.exists() else 0
-    done = bytearray()
-    with open(path, "rb") as f:  # read a megabyte at a time: a month's ids are gigabytes
-        while chunk := f.read(DONE_CHUNK):
-            ids = array("Q")
-            ids.frombytes(chunk[: len(chunk) - len(chunk) % 8])  # a torn last id dropped
-            top = min(max(ids, default=-1) + 1, records)
-            if top > len(done):
-                done.extend(bytes(top - len(done)))
-            for item in ids:
-                if item < records:
-                    done[item] = 1
-    return done
+        return Done(array("Q"))
+    ids = numpy.fromfile(path, dtype="<u8", count=path.stat().st_size // 8)  # torn id dropped
+    return Done(array("Q", numpy.unique(ids[ids <= MAX_ID]).tobytes()))
 
 
 def clip(weight: int, priority: int) -> tuple[int, int]:

@@ -61,6 +61,8 @@ class BloomDupeFilter:
             with open(partial, "wb") as f:
                 f.write(_CHECKPOINT.pack(_MAGIC, covered))
                 self.bloom.tofile(f)
+                f.flush()
+                os.fsync(f.fileno())  # once the log is compacted, this is the urls' only copy
             os.replace(partial, path)
         except OSError:  # a full disk: the checkpoint before stays, and the log covers the rest
             partial.unlink(missing_ok=True)

@@ -440,7 +440,7 @@ class FrontierScheduler(FrontierSchedulerBase):
 
     def open(self, spider: Spider) -> None:
         if self.directory is not None:
-            self.store = RequestLog(self.directory, spider)
+            self.store = RequestLog(self.directory, spider, self.config.log_compact_bytes)
             self._resume(self.store)
         else:
             self.store = MemoryStore(spider)
@@ -467,6 +467,12 @@ class FrontierScheduler(FrontierSchedulerBase):
 
         log.open(visit)
         self._report_damage(log)
+        if covered < log.mark:
+            logger.warning(
+                "The Bloom filter checkpoint in %s is missing or does not read, and the request "
+                "log was compacted: the urls of the %d requests logged before its compaction "
+                "are not known, and those linked again will be fetched again",
+                self.directory, log.mark)
         if len(log):
             logger.info(
                 "Resuming crawl from %s: %d requests pending of %d logged",
@@ -491,17 +497,21 @@ class FrontierScheduler(FrontierSchedulerBase):
     def close(self, reason: str) -> None:
         super().close(reason)
         self._record_stats()
-        if isinstance(self.store, RequestLog) and self.directory is not None:
-            try:
-                self.dupefilter.save(self.directory / "bloom.bin", len(self.store))
-            except OSError as error:
-                logger.warning("%s; a resumed job rebuilds it from the request log",
-                               describe(error, "Bloom filter checkpoint"))
         try:
             self.store.close()
         except OSError as error:  # a resumed job fetches again the pages that pushed them
             logger.error("%s", describe(error, f"request log ({self.directory})"))
+        else:  # the checkpoint may cover only records written: a resume refuses the others
+            self._save_bloom()
         self.slots.close()
+
+    def _save_bloom(self) -> None:
+        if isinstance(self.store, RequestLog) and self.directory is not None:
+            try:
+                self.dupefilter.save(self.directory / "bloom.bin", len(self.store))
+            except OSError as error:
+                logger.warning("%s; a resumed job rebuilds it from the request log since its "
+                               "last checkpoint", describe(error, "Bloom filter checkpoint"))
 
     def enqueue_request(self, request: Request) -> bool:
         queued = request.meta.get(meta.QUEUED)
@@ -630,6 +640,28 @@ class FrontierScheduler(FrontierSchedulerBase):
             self.store.done(tokens)
         except OSError as error:
             self._log_failed(error)
+            return
+        if isinstance(self.store, RequestLog) and self.store.needs_compaction:
+            self._compact(self.store)
+
+    def _compact(self, log: RequestLog) -> None:
+        """The log rewritten without the requests done, the Bloom filter saved first: the
+        log no longer holds the urls it would be rebuilt from. A failure (a full disk) leaves
+        both as they were: the crawl goes on, and tries again later."""
+        assert self.directory is not None
+        before = log.size
+        try:
+            log.flush()  # the checkpoint covers only records written: a kill loses the others
+            self.dupefilter.save(self.directory / "bloom.bin", len(log))
+            log.compact()
+        except OSError as error:
+            log.postpone_compaction()
+            logger.warning("%s; tried again once twice as much of it is done",
+                           describe(error, f"request log compaction ({self.directory})"))
+            return
+        self.counts["tianwang/frontier/log_compactions"] += 1
+        logger.info("Request log in %s compacted: %d requests not done kept, %d bytes to %d",
+                    self.directory, log.pending, before, log.size)
 
     def _log_failed(self, error: OSError) -> None:
         """The request log cannot be written: a storage failure (the crawl stops)."""
