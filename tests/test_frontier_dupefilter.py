@@ -1,12 +1,15 @@
-"""The fixed-size Bloom filter: membership, error rate, checkpoints."""
+"""The request Bloom filter: membership, its error rate within and past its size (stages),
+checkpoints."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import struct
 from pathlib import Path
 
 import pytest
+from pybloom_live import BloomFilter
 
 from tianwang.frontier.dupefilter import BloomDupeFilter
 
@@ -35,28 +38,71 @@ def test_checkpoint_round_trip_and_covered_count(tmp_path: Path) -> None:
     assert not (tmp_path / "bloom.bin.partial").exists()
 
 
-def test_a_checkpoint_of_another_size_is_ignored(tmp_path: Path) -> None:
-    BloomDupeFilter(1000, 1e-6).save(tmp_path / "bloom.bin", covered=5)
-    assert BloomDupeFilter(5000, 1e-6).load(tmp_path / "bloom.bin") == 0
+def test_a_checkpoint_of_another_size_is_kept_with_its_own(tmp_path: Path) -> None:
+    """A job resumed with another TIANWANG_EXPECTED_URLS: after a compaction of the log, the
+    checkpoint is all that knows the urls done."""
+    saved = BloomDupeFilter(1000, 1e-6)
+    saved.add(fp(1))
+    saved.save(tmp_path / "bloom.bin", covered=5)
+    loaded = BloomDupeFilter(5000, 1e-3)
+    assert loaded.load(tmp_path / "bloom.bin") == 5
+    assert fp(1) in loaded and loaded.memory == saved.memory
     assert BloomDupeFilter(1000, 1e-6).load(tmp_path / "missing.bin") == 0
 
 
-def test_past_its_size_the_filter_warns_once_and_keeps_working(
+def false_positives(bloom, start: int, n: int = 100_000) -> float:
+    return sum(fp(i) in bloom for i in range(start, start + n)) / n
+
+
+def test_past_its_size_the_filter_adds_stages_and_its_error_rate_stays_bounded(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    bloom = BloomDupeFilter(100, 1e-3)
+    """Ten times the expected urls: the rate of new urls taken for seen stays under twice
+    the setting's, where the filter alone would take most of them for seen."""
+    bloom = BloomDupeFilter(2_000, 1e-2)
     with caplog.at_level(logging.WARNING):
-        for i in range(300):
+        for i in range(20_000):
             bloom.add(fp(i))
-    assert all(fp(i) in bloom for i in range(300))
-    assert len([r for r in caplog.records if "TIANWANG_EXPECTED_URLS" in r.message]) == 1
+    assert all(fp(i) in bloom for i in range(20_000))
+    assert len(bloom.stages) == 4  # 2,000 + 4,000 + 8,000 + 16,000
+    assert false_positives(bloom, 20_000) < 2e-2
+    grown = [r.message for r in caplog.records if "stage for" in r.message]
+    assert len(grown) == 3 and "full at 2000 urls" in grown[0], grown
+    # The ablation: one filter of the first stage's size, overfilled as before.
+    alone = BloomFilter(capacity=2_000, error_rate=1e-2)
+    alone.capacity = 20_000
+    for i in range(20_000):
+        alone.add(fp(i).hex(), skip_check=True)
+    assert sum(fp(i).hex() in alone for i in range(20_000, 30_000)) / 10_000 > 0.5
+
+
+def test_a_checkpoint_keeps_every_stage_and_a_resumed_filter_grows_on(tmp_path: Path) -> None:
+    bloom = BloomDupeFilter(500, 1e-4)
+    for i in range(2_000):
+        bloom.add(fp(i))
+    bloom.save(tmp_path / "bloom.bin", covered=9)
+    again = BloomDupeFilter(500, 1e-4)
+    assert again.load(tmp_path / "bloom.bin") == 9
+    assert len(again.stages) == 3 and len(again) == 2_000
+    assert all(fp(i) in again for i in range(2_000))
+    for i in range(2_000, 4_000):
+        again.add(fp(i))
+    assert len(again.stages) == 4 and false_positives(again, 10_000, 20_000) < 2e-4
+
+
+def test_a_checkpoint_of_the_version_before_reads_as_one_stage(tmp_path: Path) -> None:
+    old = BloomFilter(capacity=1000, error_rate=1e-6)
+    old.add(fp(3).hex())
+    with open(tmp_path / "bloom.bin", "wb") as f:
+        f.write(struct.pack("<8sQ", b"twbloom1", 11))
+        old.tofile(f)
+    loaded = BloomDupeFilter(1000, 1e-6)
+    assert loaded.load(tmp_path / "bloom.bin") == 11 and fp(3) in loaded and fp(4) not in loaded
 
 
 @pytest.mark.parametrize("damage", ["cut", "garbage", "huge_header", "half"])
 def test_a_damaged_checkpoint_is_rebuilt_from_the_log(tmp_path: Path, damage: str,
                                                       caplog: pytest.LogCaptureFixture) -> None:
-    import struct
-
     path = tmp_path / "bloom.bin"
     saved = BloomDupeFilter(1000, 1e-6)
     saved.add(b"\x01" * 20)
@@ -66,7 +112,7 @@ def test_a_damaged_checkpoint_is_rebuilt_from_the_log(tmp_path: Path, damage: st
         "cut": blob[:5],
         "garbage": bytes(range(256)) * 20,
         # pybloom-live would size its filter by this header: petabytes
-        "huge_header": blob[:16] + struct.pack("<dQQQQ", 1e-6, 2**40, 2**40, 2**40, 1),
+        "huge_header": blob[:24] + struct.pack("<dQQQQ", 1e-6, 2**40, 2**40, 2**40, 1),
         "half": blob[: len(blob) // 2],
     }[damage])
     loaded = BloomDupeFilter(1000, 1e-6)

@@ -287,9 +287,11 @@ TIANWANG_LINK_OTHER_HOST = 8
 TIANWANG_LINK_RELATIVE = 0
 # Seed of the random picks, for a repeatable order; None draws one from the system.
 TIANWANG_FRONTIER_SEED = None
-# Urls the request Bloom filter is sized for: 10 million at 1e-6 take 36 MB of memory.
+# Urls the request Bloom filter's first stage is sized for: 10 million at 1e-6 take 36 MB of
+# memory. Past them a stage twice as large is added, and so on (a warning says each).
 TIANWANG_EXPECTED_URLS = 10_000_000
-# False positive rate of that filter while it holds at most TIANWANG_EXPECTED_URLS urls.
+# False positive rate of that filter's first stage; the stages after it keep the whole under
+# twice this.
 TIANWANG_BLOOM_ERROR_RATE = 1e-6
 # Under JOBDIR, the request log is rewritten without the requests done once they take more
 # than this many megabytes and three times what the pending ones take: its size and a
