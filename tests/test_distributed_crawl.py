@@ -280,6 +280,21 @@ def test_three_nodes_on_three_shards_of_one_redis_server_store_what_one_crawl_st
     assert len(shard_prefixes(fresh_redis.url, {})) == 3
 
 
+def test_a_shared_bloom_filter_sized_far_too_small_grows_and_the_page_set_is_whole(
+    web: Web, fresh_redis: RedisServer, tmp_path: Path
+) -> None:
+    """Sized for 50 urls, the filter meets some thousand: a filter of one size would take
+    most new urls for seen and the crawl would end early; its stages keep every page, and
+    each node says at its end that the filter outgrew the setting."""
+    start = line_count(web.access_log)
+    procs = start_nodes(web, fresh_redis.url, tmp_path, TIANWANG_EXPECTED_URLS="50")
+    wait_all(procs, tmp_path)
+    for i, proc in enumerate(procs):
+        assert proc.returncode == 0, node_log(tmp_path, i)[-3000:]
+        assert "The shared request Bloom filter outgrew" in node_log(tmp_path, i)
+    assert_every_page_once(web, tmp_path, start)
+
+
 def crawl_and_check_three_nodes(web: Web, url: str, tmp_path: Path,
                                 extra: dict[str, str]) -> None:
     start = line_count(web.access_log)

@@ -23,6 +23,7 @@ from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 from tianwang.config.frontier import FrontierConfig
 from tianwang.config.shared_crawl import RedisConfig
+from tianwang.distributed import bloom
 from tianwang.distributed.bloom import BloomShape
 from tianwang.distributed.connection import connect_async
 from tianwang.distributed.mapping import bucket_of
@@ -140,6 +141,27 @@ async def test_bloom_false_positives_stay_near_the_error_rate(redis_server, job)
     # 1000 new urls (each added as it is tested, so the filter ends 20% past capacity).
     fresh = await a.push([push_of(url, 5) for url in urls[5_000:6_000]])
     assert fresh.count(False) / len(fresh) < 0.025  # about 1.3% expected
+
+
+@aio
+@pytest.mark.parametrize("stages", [bloom.STAGES, 1], ids=["stages", "one-filter"])
+async def test_past_its_size_the_shared_filter_adds_stages_and_errs_little(
+        redis_server, job, monkeypatch: pytest.MonkeyPatch, stages: int) -> None:
+    """Ten times the urls it was sized for: new urls taken for seen stay under twice the
+    error rate; one filter overfilled (the ablation) takes most of them for seen."""
+    monkeypatch.setattr(bloom, "STAGES", stages)
+    a = node(redis_server, job, "a", expected=2_000, error_rate=1e-2)
+    await a.heartbeat(30)
+    urls = [f"http://h{i % 50}.example.com/{i}" for i in range(25_000)]
+    for start in range(0, 20_000, 1_000):
+        await a.push([push_of(url, 5) for url in urls[start : start + 1_000]])
+    fresh = await a.push([push_of(url, 5) for url in urls[20_000:]])
+    taken = fresh.count(False) / len(fresh)
+    fill = inspect(redis_server).hgetall(a.key("bloom:fill"))
+    if stages > 1:
+        assert taken < 2e-2 and fill[b"stages"] == b"4", (taken, fill)  # 2,000 + 4,000 + ...
+    else:
+        assert taken > 0.3, taken
 
 
 @aio

@@ -104,6 +104,7 @@ class ShardQueue:
         self.prefix = prefix
         self.node = node
         self.bloom = bloom
+        self._bloom_stages = bloom.lua_stages()
         self.ordering = ordering
         self.link_shards = link_shards(bloom)
         self.marks = StoredMarks(client, prefix + "stored")
@@ -208,7 +209,7 @@ class ShardQueue:
 
     def _push_args(self, pushes: Sequence[Push]) -> list[object]:
         ordering = self.ordering
-        args: list[object] = [self.prefix, self.bloom.hashes, self.bloom.bits, ordering.turns,
+        args: list[object] = [self.prefix, self._bloom_stages, "", ordering.turns,
                               ordering.first, ordering.seed_first, repr(ordering.link_weight),
                               self.link_shards, repr(ordering.link_relative)]
         links = ordering.link_weight > 0

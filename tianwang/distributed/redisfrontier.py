@@ -146,6 +146,11 @@ class RedisFrontier:
     async def push(self, pushes: Sequence[Push]) -> list[bool]:
         return await self.queue.push(pushes)
 
+    async def bloom_stages(self) -> int:
+        """The Bloom filter's live stages (lua/bloom.lua): more than one once it was full."""
+        live = await self.client.hget(self.key("bloom:fill"), "stages")
+        return int(live) if live and live.isdigit() else 1
+
     async def take(self, sorted_count: int, random_count: int) -> list[Taken]:
         return await self.queue.take(sorted_count, random_count)
 

@@ -207,12 +207,23 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
                 await self.frontier.release(unfinished)
                 await self.frontier.leave()
                 self.counts["tianwang/redis/released"] += len(unfinished)
+                await self._report_bloom()
             except RedisError as error:
                 self.state.cause = str(error)
                 self._left_behind(len(unfinished))
         self._add_counts_to_stats()
         self.slots.close()
         await self.frontier.close()
+
+    async def _report_bloom(self) -> None:
+        """Say if the shared Bloom filter outgrew TIANWANG_EXPECTED_URLS (its stages: Redis
+        memory the setting did not foresee)."""
+        stages = await self.frontier.bloom_stages()
+        self.stats.set_value("tianwang/redis/bloom_stages", stages)
+        if stages > 1:
+            logger.warning("The shared request Bloom filter outgrew TIANWANG_EXPECTED_URLS: "
+                           "%d stages, each twice the one before (Redis memory; its error rate "
+                           "stays under twice TIANWANG_BLOOM_ERROR_RATE)", stages)
 
     def _left_behind(self, unfinished: int) -> None:
         """Closing without Redis: say what the others will redo."""

@@ -176,6 +176,10 @@ class ShardedFrontier:
     def unreplicated(self) -> int:
         return sum(shard.unreplicated for shard in self.shards)
 
+    async def bloom_stages(self) -> int:
+        """The most stages a shard's Bloom filter has."""
+        return max([await shard.bloom_stages() for shard in self.shards])
+
     async def reachable(self, write: bool = False) -> bool:
         for frontier in self._all():
             if not await frontier.reachable(write):

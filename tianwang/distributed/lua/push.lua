@@ -3,7 +3,8 @@
 -- include: guard bloom score links
 -- KEYS[1]: seq (names the shard's slot)
 -- touches: seq req q:* table turns first seedhost seeded bloom:* link:*
--- ARGV: prefix, k, m, turns, first, seed first, per doubling, link shards, relative; then
+-- ARGV: prefix, the Bloom stages' shapes, '', turns, first, seed first, per doubling, link
+--   shards, relative; then
 --   per request: bucket, weight before cash, priority, slot, host, seed ('1'), request,
 --   the share its link brings, that share's base, then '1' and its url's h1, h2 (a url the
 --   Bloom filter tests), or '0' (dont_filter: always queued, never found again).
@@ -15,7 +16,7 @@
 -- by turn. A url seen before that has a link entry gains the share; still queued, it takes
 -- the weight of its new cash, if higher, with this link's priority, a new turn and a new
 -- arrival number, as the local queue's raise_weight does.
-local p, k, m, turns = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local p, turns = ARGV[1], tonumber(ARGV[4])
 local first, seed_first = tonumber(ARGV[5]), tonumber(ARGV[6])
 local per, shards, relative = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 
@@ -67,17 +68,18 @@ local function credit(links, field, bucket, weight, priority, slot, share)
 end
 
 guard(p, {table = 'hash', turns = 'hash', first = 'hash', seedhost = 'hash', req = 'hash',
-           seq = 'string', seeded = 'string'})
+           seq = 'string', seeded = 'string', ['bloom:fill'] = 'hash'})
+bloom_open(p, ARGV[2])
 local out, i = {}, 10
 while i <= #ARGV do
   local bucket, weight, priority = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
   local slot, host, seed, blob = ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
   local share, base = tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8])
-  local new, links, field, bits = true, nil, nil, nil
+  local new, links, field, h1, h2 = true, nil, nil, nil, nil
   if ARGV[i + 9] == '1' then
-    bits = bloom_bits(k, m, i + 10)
-    new = not bloom_seen(p, bits)
-    links, field = link_place(p, tonumber(ARGV[i + 10]), shards)
+    h1, h2 = tonumber(ARGV[i + 10]), tonumber(ARGV[i + 11])
+    new = not bloom_seen(p, h1, h2)
+    links, field = link_place(p, h1, shards)
     i = i + 12
   else
     i = i + 10
@@ -95,7 +97,7 @@ while i <= #ARGV do
     if share > 0 and links then
       redis.call('HSET', links, field, link_entry(cash, id, base, relative))
     end
-    if bits then bloom_set(p, bits) end  -- last: seen only once queued
+    if h1 then bloom_set(p, h1, h2) end  -- last: seen only once queued
     out[#out + 1] = 1
   else
     -- A seed seen before (a link found its url first) still names its host a seed's.
