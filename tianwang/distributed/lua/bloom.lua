@@ -6,54 +6,59 @@
 -- the last one holds. Stage 1's bits are bloom:<segment>, stage s's bloom:s<s-1>:<segment>,
 -- in segments of 2**32 bits (a Redis string holds at most 2**32 bits).
 -- touches: bloom:*
-local BLOOM = {}
-local BLOOM_LIVE = 1
+local BLOOM = {}  -- per stage: hashes, bits, urls, its keys' prefix
+local BLOOM_LIVE, BLOOM_HELD, BLOOM_ADDED = 1, 0, 0
 
--- The stages' shapes, and how many are live.
+-- The stages' shapes, how many are live and what the last one holds (once a script).
 local function bloom_open(p, shapes)
   for k, m, n in string.gmatch(shapes, '(%d+):(%d+):(%d+)') do
-    BLOOM[#BLOOM + 1] = {tonumber(k), tonumber(m), tonumber(n)}
+    local name = p .. 'bloom:'
+    if #BLOOM > 0 then name = name .. 's' .. #BLOOM .. ':' end
+    BLOOM[#BLOOM + 1] = {tonumber(k), tonumber(m), tonumber(n), name}
   end
-  local live = tonumber(redis.call('HGET', p .. 'bloom:fill', 'stages') or '1') or 1
-  BLOOM_LIVE = math.max(1, math.min(#BLOOM, math.floor(live)))
+  local fill = redis.call('HMGET', p .. 'bloom:fill', 'stages', 'count')
+  BLOOM_LIVE = math.max(1, math.min(#BLOOM, math.floor(tonumber(fill[1]) or 1)))
+  BLOOM_HELD = tonumber(fill[2]) or 0
 end
 
--- The bits of the url whose h1, h2 are given, in a stage: {key, offset} each.
-local function bloom_bits(p, stage, h1, h2)
-  local k, m = BLOOM[stage][1], BLOOM[stage][2]
-  local name = p .. 'bloom:'
-  if stage > 1 then name = name .. 's' .. (stage - 1) .. ':' end
-  local bits = {}
+-- Whether the stage has every bit of the url whose h1, h2 are given.
+local function bloom_stage_has(stage, h1, h2)
+  local k, m, name = BLOOM[stage][1], BLOOM[stage][2], BLOOM[stage][4]
   for i = 0, k - 1 do
     local pos = math.fmod(h1 + i * h2, m)
     local seg = math.floor(pos / 4294967296)
-    bits[#bits + 1] = {name .. seg, pos - seg * 4294967296}
+    if redis.call('GETBIT', name .. seg, pos - seg * 4294967296) == 0 then return false end
   end
-  return bits
+  return true
 end
 
--- Whether a live stage has every bit of the url set (seen before, or a false positive).
-local function bloom_seen(p, h1, h2)
-  for stage = 1, BLOOM_LIVE do
-    local all = true
-    for _, bit in ipairs(bloom_bits(p, stage, h1, h2)) do
-      if redis.call('GETBIT', bit[1], bit[2]) == 0 then all = false; break end
-    end
-    if all then return true end
+-- Whether a live stage has the url (seen before, or a false positive).
+local function bloom_seen(h1, h2)
+  for stage = BLOOM_LIVE, 1, -1 do
+    if bloom_stage_has(stage, h1, h2) then return true end
   end
   return false
 end
 
--- The url's bits set in the last live stage; a stage full, the next one live. The test
+-- The url's bits set in the last live stage; that stage full, the next one live. The test
 -- reads, the set writes: a push sets a url's bits only once the url is queued, so a push
 -- that fails between them is done again whole (its url not taken for seen).
-local function bloom_set(p, h1, h2)
-  for _, bit in ipairs(bloom_bits(p, BLOOM_LIVE, h1, h2)) do
-    redis.call('SETBIT', bit[1], bit[2], 1)
+local function bloom_set(h1, h2)
+  local k, m, name = BLOOM[BLOOM_LIVE][1], BLOOM[BLOOM_LIVE][2], BLOOM[BLOOM_LIVE][4]
+  for i = 0, k - 1 do
+    local pos = math.fmod(h1 + i * h2, m)
+    local seg = math.floor(pos / 4294967296)
+    redis.call('SETBIT', name .. seg, pos - seg * 4294967296, 1)
   end
-  local held = redis.call('HINCRBY', p .. 'bloom:fill', 'count', 1)
-  if held >= BLOOM[BLOOM_LIVE][3] and BLOOM_LIVE < #BLOOM then
-    BLOOM_LIVE = BLOOM_LIVE + 1
-    redis.call('HSET', p .. 'bloom:fill', 'stages', BLOOM_LIVE, 'count', 0)
+  BLOOM_HELD, BLOOM_ADDED = BLOOM_HELD + 1, BLOOM_ADDED + 1
+  if BLOOM_HELD >= BLOOM[BLOOM_LIVE][3] and BLOOM_LIVE < #BLOOM then
+    BLOOM_LIVE, BLOOM_HELD = BLOOM_LIVE + 1, 0
+  end
+end
+
+-- What the stages hold, written back (once a script, after its pushes).
+local function bloom_close(p)
+  if BLOOM_ADDED > 0 then
+    redis.call('HSET', p .. 'bloom:fill', 'stages', BLOOM_LIVE, 'count', BLOOM_HELD)
   end
 end

@@ -78,7 +78,7 @@ while i <= #ARGV do
   local new, links, field, h1, h2 = true, nil, nil, nil, nil
   if ARGV[i + 9] == '1' then
     h1, h2 = tonumber(ARGV[i + 10]), tonumber(ARGV[i + 11])
-    new = not bloom_seen(p, h1, h2)
+    new = not bloom_seen(h1, h2)
     links, field = link_place(p, h1, shards)
     i = i + 12
   else
@@ -97,7 +97,7 @@ while i <= #ARGV do
     if share > 0 and links then
       redis.call('HSET', links, field, link_entry(cash, id, base, relative))
     end
-    if h1 then bloom_set(p, h1, h2) end  -- last: seen only once queued
+    if h1 then bloom_set(h1, h2) end  -- last: seen only once queued
     out[#out + 1] = 1
   else
     -- A seed seen before (a link found its url first) still names its host a seed's.
@@ -111,5 +111,6 @@ while i <= #ARGV do
     end
   end
 end
+bloom_close(p)
 if #out > 0 then redis.call('SET', p .. 'seeded', 1) end
 return out
