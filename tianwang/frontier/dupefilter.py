@@ -50,7 +50,10 @@ class BloomDupeFilter:
 
     def __contains__(self, fingerprint: bytes) -> bool:
         key = fingerprint.hex()
-        return any(key in stage for stage in self.stages)
+        for stage in self.stages:  # a loop, not any(): asked once a link
+            if key in stage:
+                return True
+        return False
 
     def add(self, fingerprint: bytes) -> None:
         last = self.stages[-1]
