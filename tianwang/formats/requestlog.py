@@ -36,8 +36,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-import numpy
-
 MAGIC = b"twreqs2\n"  # format 2: records with ids and checksums
 COMPACTED_MAGIC = b"twreqc2\n"  # format 2, compacted: a head of the ids kept, then records
 HEAD = struct.Struct("<IQQ")  # CRC-32 of the rest of the head, the mark, how many ids kept
@@ -141,6 +139,8 @@ def read_head(path: Path) -> tuple[Head | None, int]:
         if size < len(MAGIC):
             return None, len(MAGIC)
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            if mapped[: len(MAGIC)] == MAGIC:  # not compacted: a record follows the mark
+                return None, len(MAGIC)
             found = _head(mapped, size)
             compacted = mapped[: len(MAGIC)] == COMPACTED_MAGIC
     if found is not None:
@@ -175,7 +175,7 @@ def scan_log(path: Path, on_damage: OnDamage | None = None) -> Iterator[Record]:
             yield from (record for record, _body in _scan_v1(f, size))
             return
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            found = _head(mapped, size)
+            found = _head(mapped, size) if mapped[: len(MAGIC)] != MAGIC else None
             view = memoryview(mapped)
             try:
                 yield from _scan(view, found[1] if found else len(MAGIC), size, on_damage)
@@ -272,6 +272,8 @@ def read_done(path: Path) -> Done:
     """The ids done. One no record could have (damage: a stray 2**40) is dropped."""
     if not path.exists():
         return Done(array("Q"))
+    import numpy  # here: a crawl without JOBDIR, or a job with nothing done, never needs it
+
     ids = numpy.fromfile(path, dtype="<u8", count=path.stat().st_size // 8)  # torn id dropped
     return Done(array("Q", numpy.unique(ids[ids <= MAX_ID]).tobytes()))
 
