@@ -74,6 +74,7 @@ logger = logging.getLogger(__name__)
 START_DONE = "tianwang.middlewares.startdone.StartDoneMiddleware"
 POLL_INTERVAL = 0.1  # seconds between flushes, acks and refills besides next_request
 WAIT_NOTICE = 30.0  # seconds between two "waiting for seeds" lines of an idle node
+BLOOM_CHECK = 60.0  # seconds between two looks at the shared Bloom filter's stages
 SLOW_NOTICE = 5.0  # a round trip out this long: the node says it waits for Redis
 # Links found go to Redis with the next round trip, or at once when this many wait. Not the
 # take's size: a page has tens of links, and a push a take's worth of links cost a node a
@@ -137,6 +138,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         self._random_owed = 0.0  # random picks the takes so far earned (_owe_random)
         self._item_cash: dict[int, float] = {}  # local id -> its url's cash when taken
         self._wait_noticed = 0.0
+        self._bloom_stages, self._bloom_checked = 1, 0.0  # the stages said, and when looked
         self._quorum_noticed = time.monotonic()  # the first notice after WAIT_NOTICE
         self._refusals: set[str] = set()  # kinds of requests the schema refused, said once
         self._trips = asyncio.Lock()  # one round trip (and orphan check) at a time
@@ -216,11 +218,12 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         await self.frontier.close()
 
     async def _report_bloom(self) -> None:
-        """Say if the shared Bloom filter outgrew TIANWANG_EXPECTED_URLS (its stages: Redis
-        memory the setting did not foresee)."""
+        """Say when the shared Bloom filter has outgrown TIANWANG_EXPECTED_URLS by a stage
+        more (Redis memory the setting did not foresee): every minute, and at the end."""
         stages = await self.frontier.bloom_stages()
         self.stats.set_value("tianwang/redis/bloom_stages", stages)
-        if stages > 1:
+        if stages > self._bloom_stages:
+            self._bloom_stages = stages
             logger.warning("The shared request Bloom filter outgrew TIANWANG_EXPECTED_URLS: "
                            "%d stages, each twice the one before (Redis memory; its error rate "
                            "stays under twice TIANWANG_BLOOM_ERROR_RATE)", stages)
@@ -666,6 +669,9 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             await self._give_back(lost)
         await self._release_orphans()
         await self._window()
+        if time.monotonic() - self._bloom_checked >= BLOOM_CHECK:
+            self._bloom_checked = time.monotonic()
+            await self._report_bloom()
 
     # --- Redis away or full --------------------------------------------------------------
 
