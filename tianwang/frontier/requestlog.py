@@ -325,8 +325,11 @@ class RequestLog:
             raise
         self._head, self._postponed = Head(self._count, kept), 0
         self._places, self._start, self._end, self._flushed = places, len(head), end, end
-        os.ftruncate(self._done_fd, 0)  # every id it held names a record now gone
-        os.lseek(self._done_fd, 0, os.SEEK_SET)
+        try:  # every id done.log holds names a record now gone: harmless if it stays
+            os.ftruncate(self._done_fd, 0)
+            os.lseek(self._done_fd, 0, os.SEEK_SET)
+        except OSError:
+            os.lseek(self._done_fd, 0, os.SEEK_END)
 
     def _write_compacted(self, head: bytes) -> tuple[Places, int]:
         """The head and the records not done written beside the log, synced, renamed over
