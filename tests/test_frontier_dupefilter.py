@@ -18,22 +18,35 @@ def fp(i: int) -> bytes:
     return hashlib.sha1(str(i).encode()).digest()
 
 
+def false_positives(bloom, start: int, n: int = 100_000) -> float:
+    """The share of n fingerprints never added that the filter says it has."""
+    return sum(fp(i) in bloom for i in range(start, start + n)) / n
+
+
 def test_added_fingerprints_are_seen_and_false_positives_stay_near_the_rate() -> None:
-    bloom = BloomDupeFilter(20_000, 1e-3)
-    for i in range(20_000):
-        bloom.add(fp(i))
+    bloom = filled(20_000, 1e-3, 20_000)
     assert all(fp(i) in bloom for i in range(20_000))
-    false = sum(fp(i) in bloom for i in range(20_000, 120_000))
-    assert false / 100_000 < 2e-3  # nominal 1e-3 at capacity
+    assert false_positives(bloom, 20_000) < 2e-3  # nominal 1e-3 at capacity
+
+
+def filled(expected: int, error_rate: float, urls: int) -> BloomDupeFilter:
+    bloom = BloomDupeFilter(expected, error_rate)
+    for i in range(urls):
+        bloom.add(fp(i))
+    return bloom
+
+
+def reloaded(bloom: BloomDupeFilter, path: Path, covered: int,
+             expected: int, error_rate: float) -> tuple[int, BloomDupeFilter]:
+    """The filter saved, then loaded into one built with these settings; what load said."""
+    bloom.save(path, covered=covered)
+    again = BloomDupeFilter(expected, error_rate)
+    return again.load(path), again
 
 
 def test_checkpoint_round_trip_and_covered_count(tmp_path: Path) -> None:
-    bloom = BloomDupeFilter(1000, 1e-6)
-    for i in range(100):
-        bloom.add(fp(i))
-    bloom.save(tmp_path / "bloom.bin", covered=123)
-    again = BloomDupeFilter(1000, 1e-6)
-    assert again.load(tmp_path / "bloom.bin") == 123
+    covered, again = reloaded(filled(1000, 1e-6, 100), tmp_path / "bloom.bin", 123, 1000, 1e-6)
+    assert covered == 123
     assert all(fp(i) in again for i in range(100)) and fp(100) not in again
     assert not (tmp_path / "bloom.bin.partial").exists()
 
@@ -41,17 +54,11 @@ def test_checkpoint_round_trip_and_covered_count(tmp_path: Path) -> None:
 def test_a_checkpoint_of_another_size_is_kept_with_its_own(tmp_path: Path) -> None:
     """A job resumed with another TIANWANG_EXPECTED_URLS: after a compaction of the log, the
     checkpoint is all that knows the urls done."""
-    saved = BloomDupeFilter(1000, 1e-6)
-    saved.add(fp(1))
-    saved.save(tmp_path / "bloom.bin", covered=5)
-    loaded = BloomDupeFilter(5000, 1e-3)
-    assert loaded.load(tmp_path / "bloom.bin") == 5
+    saved = filled(1000, 1e-6, 2)
+    covered, loaded = reloaded(saved, tmp_path / "bloom.bin", 5, 5000, 1e-3)
+    assert covered == 5
     assert fp(1) in loaded and loaded.memory == saved.memory
     assert BloomDupeFilter(1000, 1e-6).load(tmp_path / "missing.bin") == 0
-
-
-def false_positives(bloom, start: int, n: int = 100_000) -> float:
-    return sum(fp(i) in bloom for i in range(start, start + n)) / n
 
 
 def test_past_its_size_the_filter_adds_stages_and_its_error_rate_stays_bounded(
@@ -59,10 +66,8 @@ def test_past_its_size_the_filter_adds_stages_and_its_error_rate_stays_bounded(
 ) -> None:
     """Ten times the expected urls: the rate of new urls taken for seen stays under twice
     the setting's, where the filter alone would take most of them for seen."""
-    bloom = BloomDupeFilter(2_000, 1e-2)
     with caplog.at_level(logging.WARNING):
-        for i in range(20_000):
-            bloom.add(fp(i))
+        bloom = filled(2_000, 1e-2, 20_000)
     assert all(fp(i) in bloom for i in range(20_000))
     assert len(bloom.stages) == 4  # 2,000 + 4,000 + 8,000 + 16,000
     assert false_positives(bloom, 20_000) < 2e-2
@@ -77,12 +82,8 @@ def test_past_its_size_the_filter_adds_stages_and_its_error_rate_stays_bounded(
 
 
 def test_a_checkpoint_keeps_every_stage_and_a_resumed_filter_grows_on(tmp_path: Path) -> None:
-    bloom = BloomDupeFilter(500, 1e-4)
-    for i in range(2_000):
-        bloom.add(fp(i))
-    bloom.save(tmp_path / "bloom.bin", covered=9)
-    again = BloomDupeFilter(500, 1e-4)
-    assert again.load(tmp_path / "bloom.bin") == 9
+    covered, again = reloaded(filled(500, 1e-4, 2_000), tmp_path / "bloom.bin", 9, 500, 1e-4)
+    assert covered == 9
     assert len(again.stages) == 3 and len(again) == 2_000
     assert all(fp(i) in again for i in range(2_000))
     for i in range(2_000, 4_000):

@@ -29,8 +29,8 @@ STAGES = 16
 class BloomShape:
     bits: int  # m
     hashes: int  # k
-    capacity: int = 0  # n, the urls it is sized for
-    error_rate: float = 0.0
+    capacity: int  # n, the urls it is sized for
+    error_rate: float
 
     @classmethod
     def for_capacity(cls, expected: int, error_rate: float) -> BloomShape:

@@ -103,9 +103,8 @@ class Head(NamedTuple):
 
 
 def pack_head(mark: int, kept: array) -> bytes:
-    """COMPACTED_MAGIC and the head: records follow it."""
-    ids = array("I", kept).tobytes()
-    rest = HEAD.pack(0, mark, len(kept))[CRC.size :] + ids
+    """COMPACTED_MAGIC and the head (kept: array("I"), ascending): records follow it."""
+    rest = HEAD.pack(0, mark, len(kept))[CRC.size :] + kept.tobytes()
     return COMPACTED_MAGIC + CRC.pack(zlib.crc32(rest)) + rest
 
 
