@@ -133,7 +133,10 @@ def test_replaces_scrapys_middleware_in_the_project_settings() -> None:
     assert middlewares["tianwang.middlewares.robots.RobotsMiddleware"] == 100
 
 
-def test_unreachable_robots_is_retried_then_the_request_dropped(tmp_path) -> None:
+# A retry delay of 0 too: the request that waited for the last try is dropped by its
+# outcome, however late it comes back (before, each return past the delay asked again).
+@pytest.mark.parametrize("retry_delay", ["0.2", "0"])
+def test_unreachable_robots_is_retried_then_the_request_dropped(tmp_path, retry_delay) -> None:
     """No server at all (a refused connection, fetched directly): as a 5xx, not allow all."""
     import socket
 
@@ -143,7 +146,7 @@ def test_unreachable_robots_is_retried_then_the_request_dropped(tmp_path) -> Non
     result = scrapy_crawl("site", {"seeds": f"http://localhost:{port}/"}, {
         "TIANWANG_PROXY": "", "TIANWANG_BLOCK_PRIVATE": "False",
         "TIANWANG_DROP_OTHER_PORTS": "False", "TIANWANG_DATA_DIR": str(tmp_path / "data"),
-        "TIANWANG_ROBOTS_RETRY_DELAY": "0.2", "TIANWANG_ROBOTS_RETRIES": "1",
+        "TIANWANG_ROBOTS_RETRY_DELAY": retry_delay, "TIANWANG_ROBOTS_RETRIES": "1",
     }, cwd=tmp_path, timeout=60)
     # Nothing could be stored: the crawl did not do its job (docs/crawling.md, exit status).
     assert result.returncode == 1, result.stderr[-3000:]

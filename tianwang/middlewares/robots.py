@@ -220,11 +220,15 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         """GO (the rules are there), DROP (unavailable past its tries), or when the host may
         be asked again: math.inf while its robots.txt is fetched (a fetch is started when
         it is due: the host sends nothing else meanwhile, so the fetch keeps its delay). A
-        request sent back to wait for a fetch goes by its rules once it is done."""
+        request sent back to wait for a fetch goes by its outcome once it is done, however
+        late it comes back: had the last try's delay passed meanwhile, it would ask again,
+        and so for ever with a delay of 0."""
         waited = request.meta.get(meta.ROBOTS_FETCHES)
-        if waited is not None and robots.fetches > waited and not robots.fetching \
-                and robots.known:
-            return GO
+        if waited is not None and robots.fetches > waited and not robots.fetching:
+            if robots.known:
+                return GO
+            if robots.failures > self.config.retries:
+                return DROP
         if time.monotonic() >= robots.expires and not robots.fetching:
             self._start_fetch(request, origin, robots)
         if robots.fetching:
