@@ -23,17 +23,18 @@ def false_positives(bloom, start: int, n: int = 100_000) -> float:
     return sum(fp(i) in bloom for i in range(start, start + n)) / n
 
 
-def test_added_fingerprints_are_seen_and_false_positives_stay_near_the_rate() -> None:
-    bloom = filled(20_000, 1e-3, 20_000)
-    assert all(fp(i) in bloom for i in range(20_000))
-    assert false_positives(bloom, 20_000) < 2e-3  # nominal 1e-3 at capacity
-
-
 def filled(expected: int, error_rate: float, urls: int) -> BloomDupeFilter:
+    """A filter with the fingerprints of 0 to urls - 1."""
     bloom = BloomDupeFilter(expected, error_rate)
     for i in range(urls):
         bloom.add(fp(i))
     return bloom
+
+
+def test_added_fingerprints_are_seen_and_false_positives_stay_near_the_rate() -> None:
+    bloom = filled(20_000, 1e-3, 20_000)
+    assert all(fp(i) in bloom for i in range(20_000))
+    assert false_positives(bloom, 20_000) < 2e-3  # nominal 1e-3 at capacity
 
 
 def reloaded(bloom: BloomDupeFilter, path: Path, covered: int,

@@ -224,12 +224,9 @@ class RobotsMiddleware(RobotsTxtMiddleware):
         late it comes back: had the last try's delay passed meanwhile, it would ask again,
         and so for ever with a delay of 0."""
         waited = request.meta.get(meta.ROBOTS_FETCHES)
-        if waited is not None and robots.fetches > waited and not robots.fetching:
-            if robots.known:
-                return GO
-            if robots.failures > self.config.retries:
-                return DROP
-        if time.monotonic() >= robots.expires and not robots.fetching:
+        settled = (waited is not None and robots.fetches > waited and not robots.fetching
+                   and (robots.known or robots.failures > self.config.retries))
+        if not settled and time.monotonic() >= robots.expires and not robots.fetching:
             self._start_fetch(request, origin, robots)
         if robots.fetching:
             return math.inf
