@@ -51,3 +51,40 @@ def test_names_carry_the_depth_so_a_resume_rebuilds_the_barrier_from_names_alone
         resumed.added(number)
     assert [resumed.passes(n) for n in numbers] == [True, False]
     assert resumed.host(numbers[0]) == resumed.host(numbers[1])
+
+
+def test_a_slot_gives_back_its_name_and_a_hosts_slots_come_in_the_order_made() -> None:
+    hosts = Hosts()
+    slots = QueueSlots(hosts, levels=True)
+    names = [slots.name(host, depth) for depth in (2, 1, 3) for host in ("a.test", "b.test")]
+    numbers = [slots.number(name) for name in names]
+    assert numbers == list(range(6)) and len(slots) == 6
+    assert [slots.number(name) for name in names] == numbers  # known: the same numbers
+    assert [slots.name_of(n) for n in numbers] == names
+    assert [slots.host_name(n) for n in numbers] == ["a.test", "b.test"] * 3
+    assert slots.of_host(hosts.number("a.test")) == [0, 2, 4]
+    assert slots.of_host(hosts.number("b.test")) == [1, 3, 5]
+    assert slots.of_host(hosts.number("c.test")) == []  # a host with no slot yet
+    flat = QueueSlots(Hosts(), levels=False)
+    assert flat.name_of(flat.number("a.test")) == "a.test"
+
+
+def test_a_host_ever_met_costs_a_few_bytes_of_slots_not_names_and_dict_entries() -> None:
+    import tracemalloc
+
+    hosts = Hosts()
+    hosts.numbers = {}  # type: ignore[attr-defined]
+    hosts.number = lambda name: hosts.numbers[name]  # type: ignore[method-assign]
+    for i in range(3000):  # numbered before: slots.py keeps the hosts, measured apart
+        hosts.numbers[f"www.host{i}.test"] = i
+        hosts.names.append(f"www.host{i}.test")
+    slots = QueueSlots(hosts, levels=True)
+    names = [slots.name(host, depth) for host in hosts.names for depth in (1, 2, 3)]
+    tracemalloc.start()
+    try:
+        for name in names:
+            slots.number(name)
+        kept, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert kept / len(names) < 40  # bytes a slot (its name and two dict entries: about 200)

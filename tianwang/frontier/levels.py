@@ -20,66 +20,100 @@ one says which of a host's queue slots the barrier lets through.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from typing import Protocol
 
 SEPARATOR = "\x00"  # never in a host name or a DOWNLOAD_SLOT worth the name
+NONE = -1
 
 
 class Hosts(Protocol):
+    names: list[str]
+
     def number(self, name: str) -> int: ...
 
 
 class QueueSlots:
-    """Numbers the queue's slots, and keeps each host's level barrier."""
+    """Numbers the queue's slots, and keeps each host's level barrier.
+
+    A month-long crawl meets millions of hosts, each with a slot a level, and never forgets
+    one: so a slot is four ints in arrays, not a name and dict entries (its name is made
+    when asked for). A host's slots are a chain, from its first: a host has a few at most."""
 
     def __init__(self, hosts: Hosts, levels: bool) -> None:
         self.hosts = hosts
         self.levels = levels
-        self.names: list[str] = []
-        self._numbers: dict[str, int] = {}
-        self._slot_of: list[int] = []  # queue slot -> host number
-        self._depth_of: list[int] = []
-        self._of_host: dict[int, list[int]] = {}  # host number -> its queue slots
+        self._host_of = array("i")  # queue slot -> host number
+        self._depth_of = array("i")
+        self._next = array("i")  # queue slot -> the next slot of its host, or NONE
+        self._first = array("i")  # host number -> its first queue slot, or NONE
         # Per host: outstanding requests by depth (only under a level limit).
         self._outstanding: dict[int, Counter[int]] = {}
+
+    def __len__(self) -> int:
+        """How many queue slots there are."""
+        return len(self._host_of)
 
     def name(self, host: str, depth: int) -> str:
         return f"{host}{SEPARATOR}{depth}" if self.levels else host
 
+    def name_of(self, number: int) -> str:
+        """A queue slot's name (what the request log stores)."""
+        return self.name(self.host_name(number), self._depth_of[number])
+
+    def host_name(self, number: int) -> str:
+        """The name of the host a queue slot holds requests of."""
+        return self.hosts.names[self._host_of[number]]
+
     def number(self, name: str) -> int:
-        number = self._numbers.get(name)
-        if number is None:
-            host_name, _, depth = name.partition(SEPARATOR)
-            number = self._numbers[name] = len(self.names)
-            self.names.append(name)
-            host = self.hosts.number(host_name)
-            self._slot_of.append(host)
-            self._depth_of.append(int(depth) if depth else 0)
-            self._of_host.setdefault(host, []).append(number)
+        host_name, _, depth_text = name.partition(SEPARATOR)
+        depth = int(depth_text) if depth_text else 0
+        host = self.hosts.number(host_name)
+        first = self._first
+        if host >= len(first):
+            first.extend([NONE] * (host + 1 - len(first)))
+        last, number = NONE, first[host]
+        while number != NONE:
+            if self._depth_of[number] == depth:
+                return number
+            last, number = number, self._next[number]
+        number = len(self._host_of)
+        self._host_of.append(host)
+        self._depth_of.append(depth)
+        self._next.append(NONE)
+        if last == NONE:
+            first[host] = number
+        else:
+            self._next[last] = number
         return number
 
     def host(self, number: int) -> int:
         """The host (its number in slots.py) a queue slot holds requests of."""
-        return self._slot_of[number]
+        return self._host_of[number]
 
     def of_host(self, host: int) -> list[int]:
-        """The queue slots of a host."""
-        return self._of_host.get(host, [])
+        """The queue slots of a host, in the order they were made."""
+        numbers = []
+        number = self._first[host] if host < len(self._first) else NONE
+        while number != NONE:
+            numbers.append(number)
+            number = self._next[number]
+        return numbers
 
     def passes(self, number: int) -> bool:
         """Whether the level barrier lets this slot give a request: no request of a smaller
         depth of its host outstanding (always, without a level limit)."""
         if not self.levels:
             return True
-        outstanding = self._outstanding.get(self._slot_of[number])
+        outstanding = self._outstanding.get(self._host_of[number])
         return not outstanding or min(outstanding) >= self._depth_of[number]
 
     def added(self, number: int) -> bool:
         """A request of this slot is pending now; whether its host's barrier moved."""
         if not self.levels:
             return False
-        outstanding = self._outstanding.setdefault(self._slot_of[number], Counter())
+        outstanding = self._outstanding.setdefault(self._host_of[number], Counter())
         depth = self._depth_of[number]
         moved = not outstanding or depth < min(outstanding)
         outstanding[depth] += 1
@@ -90,7 +124,7 @@ class QueueSlots:
         its host's barrier moved."""
         if not self.levels:
             return False
-        host = self._slot_of[number]
+        host = self._host_of[number]
         outstanding = self._outstanding[host]
         depth = self._depth_of[number]
         outstanding[depth] -= 1

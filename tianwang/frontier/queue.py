@@ -97,7 +97,8 @@ class FrontierQueue:
         self._kinds = ("sorted",) * sorted_picks + ("host",) * host_picks + (
             "random",) * random_picks
         self._cycle = 0
-        self._first_given: Counter[int] = Counter()  # host -> its first items so far
+        # host -> its first items so far (a byte a host ever met: at most MAX_FIRST)
+        self._first_given = bytearray()
         self._seed_hosts: set[int] = set()  # hosts given a seed: seed_first first items
         self._pushed: Counter[tuple[int, int]] = Counter()  # (slot, key) -> items pushed
         # Per id: index in _dense (-1 when not pending), slot, weight, priority, its live
@@ -155,8 +156,10 @@ class FrontierQueue:
         host = slot if host is None else host
         if seed:
             self.seed_host(host)
-        given = self._first_given[host]
+        given = self._first_given[host] if host < len(self._first_given) else 0
         if given < (self.seed_first if host in self._seed_hosts else self.first):
+            if host >= len(self._first_given):
+                self._first_given.extend(bytes(host + 1 - len(self._first_given)))
             self._first_given[host] = given + 1
             self.push_first(item, key, slot, given)
             return

@@ -212,7 +212,7 @@ class FrontierSchedulerBase(BaseScheduler):
         (signals.pending_hosts_wanted)."""
         counts: Counter[str] = Counter()
         for slot, pending in self.queue.pending_by_slot().items():
-            counts[self.queue_slots.names[slot].partition(SEPARATOR)[0]] += pending
+            counts[self.queue_slots.host_name(slot)] += pending
         return counts
 
     def close(self, reason: str) -> None:
@@ -263,10 +263,10 @@ class FrontierSchedulerBase(BaseScheduler):
         first requests); first_turn: the id is a host's first request of this turn, as the
         shared frontier says (the queue does not count them itself then); fresh=False: a
         request queued before, sent back (no host's first request again)."""
-        known = len(self.queue_slots.names)
+        known = len(self.queue_slots)
         slot = self.queue_slots.number(name)
         self._enqueue(item, (weight, priority), slot, seed, first_turn, fresh)
-        if self.queue_slots.added(slot) or len(self.queue_slots.names) > known:
+        if self.queue_slots.added(slot) or len(self.queue_slots) > known:
             self._host_changed(self.queue_slots.host(slot))  # a new slot, or the barrier moved
 
     def _enqueue(self, item: int, key: Key, slot: int, seed: bool = False,
@@ -629,7 +629,7 @@ class FrontierScheduler(FrontierSchedulerBase):
                          error, UNREADABLE)
         slot = self.queue.slot(item)
         self._release(item)
-        self.limits.left(self.queue_slots.names[slot].partition(SEPARATOR)[0])
+        self.limits.left(self.queue_slots.host_name(slot))
         if not self.frozen:
             self._requests_done([], [stored])
         if self.queue_slots.finished(slot):
