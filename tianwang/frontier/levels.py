@@ -25,7 +25,7 @@ from collections import Counter
 from typing import Protocol
 
 SEPARATOR = "\x00"  # never in a host name or a DOWNLOAD_SLOT worth the name
-NONE = -1
+NO_SLOT = -1
 
 
 class Hosts(Protocol):
@@ -38,16 +38,17 @@ class QueueSlots:
     """Numbers the queue's slots, and keeps each host's level barrier.
 
     A month-long crawl meets millions of hosts, each with a slot a level, and never forgets
-    one: so a slot is four ints in arrays, not a name and dict entries (its name is made
-    when asked for). A host's slots are a chain, from its first: a host has a few at most."""
+    one: so a slot is three ints in arrays (its host, its depth, its host's next slot) and a
+    host one more (its first slot), not a name and dict entries; its name is made when asked
+    for. A host's slots are a chain from its first: a host has a few at most."""
 
     def __init__(self, hosts: Hosts, levels: bool) -> None:
         self.hosts = hosts
         self.levels = levels
         self._host_of = array("i")  # queue slot -> host number
         self._depth_of = array("i")
-        self._next = array("i")  # queue slot -> the next slot of its host, or NONE
-        self._first = array("i")  # host number -> its first queue slot, or NONE
+        self._next = array("i")  # queue slot -> the next slot of its host, or NO_SLOT
+        self._first = array("i")  # host number -> its first queue slot, or NO_SLOT
         # Per host: outstanding requests by depth (only under a level limit).
         self._outstanding: dict[int, Counter[int]] = {}
 
@@ -72,17 +73,17 @@ class QueueSlots:
         host = self.hosts.number(host_name)
         first = self._first
         if host >= len(first):
-            first.extend([NONE] * (host + 1 - len(first)))
-        last, number = NONE, first[host]
-        while number != NONE:
+            first.extend([NO_SLOT] * (host + 1 - len(first)))
+        last, number = NO_SLOT, first[host]
+        while number != NO_SLOT:
             if self._depth_of[number] == depth:
                 return number
             last, number = number, self._next[number]
         number = len(self._host_of)
         self._host_of.append(host)
         self._depth_of.append(depth)
-        self._next.append(NONE)
-        if last == NONE:
+        self._next.append(NO_SLOT)
+        if last == NO_SLOT:
             first[host] = number
         else:
             self._next[last] = number
@@ -95,8 +96,8 @@ class QueueSlots:
     def of_host(self, host: int) -> list[int]:
         """The queue slots of a host, in the order they were made."""
         numbers = []
-        number = self._first[host] if host < len(self._first) else NONE
-        while number != NONE:
+        number = self._first[host] if host < len(self._first) else NO_SLOT
+        while number != NO_SLOT:
             numbers.append(number)
             number = self._next[number]
         return numbers
