@@ -68,6 +68,7 @@ for d in diff[:6]:
     print(f"  {d.size_diff / hosts:6.1f} B  {frame.filename.rsplit('/', 3)[-3:]}:{frame.lineno}")
 """
 
+
 def bytes_a_host(tree: Path, hosts: int) -> list[str]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     out = subprocess.run([sys.executable, "-c", PROBE, str(hosts)], cwd=tree, env=env,

@@ -455,7 +455,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
         item = self.queue.new_item()
         self._local[item] = (taken, request)
         self._item_cash[item] = cash
-        self._push(item, weight, taken.priority, self.slot_name(request),
+        self._push(item, weight, taken.priority, self.place(request),
                    first_turn=first_turn, fresh=False)
         self.counts["tianwang/frontier/requeued"] += 1
         return True
@@ -475,7 +475,7 @@ class RedisFrontierScheduler(FrontierSchedulerBase):
             request.meta[meta.STORED] = True
             self.counts["tianwang/redis/stored_before"] += 1
         self._local[item] = (taken, request)
-        self._push(item, taken.weight, taken.priority, self.slot_name(request),
+        self._push(item, taken.weight, taken.priority, self.place(request),
                    first_turn=taken.first_turn)
         return item
 

@@ -34,6 +34,12 @@ class Hosts(Protocol):
     def number(self, name: str) -> int: ...
 
 
+def split_name(name: str) -> tuple[str, int]:
+    """A queue slot's name (the request log's) as its host and depth."""
+    host, _, depth = name.partition(SEPARATOR)
+    return host, int(depth) if depth else 0
+
+
 class QueueSlots:
     """Numbers the queue's slots, and keeps each host's level barrier.
 
@@ -67,9 +73,10 @@ class QueueSlots:
         """The name of the host a queue slot holds requests of."""
         return self.hosts.names[self._host_of[number]]
 
-    def number(self, name: str) -> int:
-        host_name, _, depth_text = name.partition(SEPARATOR)
-        depth = int(depth_text) if depth_text else 0
+    def slot(self, host_name: str, depth: int) -> int:
+        """The queue slot of a host's requests of this depth (of any depth without a level
+        limit), made if new."""
+        depth = depth if self.levels else 0
         host = self.hosts.number(host_name)
         first = self._first
         if host >= len(first):

@@ -47,7 +47,7 @@ from tianwang.config.frontier import FrontierConfig
 from tianwang.formats.diskspace import describe, failure
 from tianwang.frontier.codec import UnreadableRequest
 from tianwang.frontier.dupefilter import BloomDupeFilter
-from tianwang.frontier.levels import SEPARATOR, QueueSlots
+from tianwang.frontier.levels import SEPARATOR, QueueSlots, split_name
 from tianwang.frontier.limits import FrontierLimits
 from tianwang.frontier.linkscore import SEED_CASH, LinkCash
 from tianwang.frontier.politeness import Politeness
@@ -254,17 +254,18 @@ class FrontierSchedulerBase(BaseScheduler):
 
     # --- for the subclasses --------------------------------------------------------------
 
-    def slot_name(self, request: Request) -> str:
-        return self.queue_slots.name(self.slots.key(request), request.meta.get(meta.DEPTH, 0))
+    def place(self, request: Request) -> tuple[str, int]:
+        """The host (its downloader slot key) and depth a request is queued under."""
+        return self.slots.key(request), request.meta.get(meta.DEPTH, 0)
 
-    def _push(self, item: int, weight: int, priority: int, name: str, seed: bool = False,
-              first_turn: int | None = None, fresh: bool = True) -> None:
+    def _push(self, item: int, weight: int, priority: int, place: tuple[str, int],
+              seed: bool = False, first_turn: int | None = None, fresh: bool = True) -> None:
         """Queue an id. seed: a seed's request (its host gets TIANWANG_SEED_HOST_FIRST
         first requests); first_turn: the id is a host's first request of this turn, as the
         shared frontier says (the queue does not count them itself then); fresh=False: a
         request queued before, sent back (no host's first request again)."""
         known = len(self.queue_slots)
-        slot = self.queue_slots.number(name)
+        slot = self.queue_slots.slot(*place)
         self._enqueue(item, (weight, priority), slot, seed, first_turn, fresh)
         if self.queue_slots.added(slot) or len(self.queue_slots) > known:
             self._host_changed(self.queue_slots.host(slot))  # a new slot, or the barrier moved
@@ -463,7 +464,7 @@ class FrontierScheduler(FrontierSchedulerBase):
                 if self.cash is not None:  # the cash is not logged: only later links count
                     key = None if entry.fingerprint is None else LinkCash.key(entry.fingerprint)
                     self.cash.add(item, key, 0.0)
-                self._push(item, entry.weight, entry.priority, entry.slot)
+                self._push(item, entry.weight, entry.priority, split_name(entry.slot))
 
         log.open(visit)
         self._report_damage(log)
@@ -523,7 +524,7 @@ class FrontierScheduler(FrontierSchedulerBase):
             if fingerprint in self.dupefilter:
                 self._filtered(request)
                 if of_seed_host(request):  # found by a link first: a seed's host all the same
-                    self._seed_host(self.slot_name(request))
+                    self._seed_host(request)
                 if self.cash is not None:
                     self._credit(request, fingerprint)
                 return False
@@ -535,10 +536,10 @@ class FrontierScheduler(FrontierSchedulerBase):
         weight, priority = clip_key(
             self.weigh(request.url) + request.meta.get(meta.BOOST, 0) + bonus, request.priority
         )
-        name = self.slot_name(request)
+        place = self.place(request)
         # The log first: the filter may only hold urls whose request is safely logged.
         try:
-            stored = self.store.put(request, weight, name, fingerprint)
+            stored = self.store.put(request, weight, self.queue_slots.name(*place), fingerprint)
         except OSError as error:  # the page that linked it is fetched again on the next run
             self._log_failed(error)
             return False
@@ -551,7 +552,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         if self.cash is not None:
             key = None if fingerprint is None else LinkCash.key(fingerprint)
             self.cash.add(item, key, share, first)
-        self._push(item, weight, priority, name, seed=of_seed_host(request))
+        self._push(item, weight, priority, place, seed=of_seed_host(request))
         self.counts["scheduler/enqueued"] += 1
         return True
 
@@ -560,9 +561,9 @@ class FrontierScheduler(FrontierSchedulerBase):
         """A request the frontier handed out, sent back (its host must wait, or a retry):
         queued again at the weight and, if it was one, the first-request turn it had."""
         restore_dont_filter(request)
-        name = self.slot_name(request)
+        place = self.place(request)
         try:
-            stored = self.store.put(request, weight, name, None)
+            stored = self.store.put(request, weight, self.queue_slots.name(*place), None)
         except OSError as error:
             self._log_failed(error)
             return False
@@ -571,7 +572,7 @@ class FrontierScheduler(FrontierSchedulerBase):
         if self.cash is not None:
             self.cash.add(item, None, cash)
         _weight, priority = clip_key(weight, request.priority)
-        self._push(item, weight, priority, name, first_turn=first_turn, fresh=False)
+        self._push(item, weight, priority, place, first_turn=first_turn, fresh=False)
         self.counts["tianwang/frontier/requeued"] += 1
         self.counts["scheduler/enqueued"] += 1
         return True
@@ -584,10 +585,10 @@ class FrontierScheduler(FrontierSchedulerBase):
         self._stored[item] = stored
         return item
 
-    def _seed_host(self, name: str) -> None:
-        """The host of slot `name` is a seed's (its seed came as a duplicate). The shared
+    def _seed_host(self, request: Request) -> None:
+        """The request's host is a seed's (its seed came as a duplicate). The shared
         frontier's push script does this for its nodes."""
-        self.queue.seed_host(self.queue_slots.host(self.queue_slots.number(name)))
+        self.queue.seed_host(self.slots.number(self.slots.key(request)))
 
     def _credit(self, request: Request, fingerprint: bytes) -> None:
         """A link to a url seen before: if it is still pending, its cash grows by the link's
